@@ -1,0 +1,114 @@
+# vramfit — build, test, run. See README.md.
+#   make            build/vramfit, build/libvramfit.a, build/libvramfit.so
+#   make run        install missing deps, build, run the main job on an embedded default
+#   make test       install missing deps, build, run every test (plain, then ASan+UBSan)
+#   make fuzz       build the libFuzzer harnesses (clang) into build/fuzz/
+#   make bench      run the benchmarks in bench/
+#   make install    PREFIX=/usr/local DESTDIR=
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+BUILD   ?= build
+SAN     ?=
+PKGS    := jansson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson)
+CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
+CSTD    := -std=c17 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
+OPT     ?= -O2 -g
+ifeq ($(SAN),1)
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) -fPIC -Iinclude -Isrc/lib $(PKG_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(OPT) $(LDFLAGS)
+LIBS        = $(PKG_LIBS) -ldl -lpthread -lm
+
+LIB_SRCS := $(wildcard src/lib/*.c)
+CLI_SRCS := $(wildcard src/cli/*.c)
+GEN_SRCS :=
+# Modules add generated sources, tools and test programs in mk/*.mk.
+-include mk/*.mk
+
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst %.c,$(BUILD)/obj/%.o,$(GEN_SRCS))
+CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
+REPLAY_BINS := $(patsubst fuzz/%.c,$(BUILD)/replay/%,$(FUZZ_SRCS))
+
+.PHONY: all deps run test check fuzz bench install clean
+all: $(BUILD)/vramfit $(BUILD)/libvramfit.a $(BUILD)/libvramfit.so $(BUILD)/vramfit.pc
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(BUILD)/libvramfit.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libvramfit.so: $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libvramfit.so.0 $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(BUILD)/vramfit: $(CLI_OBJS) $(BUILD)/libvramfit.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libvramfit.a $(LIBS)
+
+$(BUILD)/vramfit.pc: Makefile
+	@mkdir -p $(BUILD)
+	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: vramfit\nDescription: GPU memory accounting and streaming weight loader\nVersion: 0.1.0\nRequires.private: jansson\nLibs: -L$${libdir} -lvramfit\nLibs.private: -ldl -lpthread -lm\nCflags: -I$${includedir}\n' '$(PREFIX)' > $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvramfit.a tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libvramfit.a $(CMOCKA_LIBS) $(LIBS) $(LDFLAGS_ALL)
+
+# Each fuzz harness, linked with a plain main that replays its corpus.
+$(BUILD)/replay/%: fuzz/%.c fuzz/replay.c $(BUILD)/libvramfit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< fuzz/replay.c $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
+
+deps:
+	@./tools/deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	./$(BUILD)/vramfit estimate Qwen/Qwen3-8B --gpu RTX-4090 || ./$(BUILD)/vramfit inspect Qwen/Qwen3-8B
+
+# One pass of every test against $(BUILD); tests/run.sh prints the counts.
+check: all $(UNIT_BINS) $(REPLAY_BINS) $(CHECK_EXTRA)
+	@BUILD=$(BUILD) ./tests/run.sh
+
+test: deps
+	@rm -f build/test-counts
+	@$(MAKE) --no-print-directory check; s1=$$?; \
+	 $(MAKE) --no-print-directory SAN=1 BUILD=build/asan check; s2=$$?; \
+	 ./tests/summary.sh build/test-counts; s3=$$?; \
+	 [ $$s1 -eq 0 ] && [ $$s2 -eq 0 ] && [ $$s3 -eq 0 ]
+
+FUZZ_CC ?= clang
+fuzz: $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+build/fuzz/%: fuzz/%.c $(LIB_SRCS) $(GEN_SRCS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc/lib $(PKG_CFLAGS) \
+	  -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(PKG_LIBS) -ldl -lpthread -lm
+
+bench: all
+	@./bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/vramfit $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libvramfit.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libvramfit.so $(DESTDIR)$(PREFIX)/lib/libvramfit.so.0
+	ln -sf libvramfit.so.0 $(DESTDIR)$(PREFIX)/lib/libvramfit.so
+	install -m 644 include/vramfit.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/vramfit.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 docs/vramfit.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

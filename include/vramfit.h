@@ -1,0 +1,383 @@
+/*
+ * vramfit.h — the public interface of libvramfit.
+ *
+ * libvramfit answers "how much GPU memory does this model need, and how do I
+ * make it fit?" exactly, from the model's own files (safetensors, GGUF,
+ * Hugging Face config.json) or from an embedded catalog, and streams weights
+ * into device memory with bounded host memory.
+ *
+ * Conventions (the contract every function below keeps):
+ *   - One prefix: vf_. Opaque contexts come in _open/_free pairs; _free(NULL)
+ *     is a no-op.
+ *   - Functions that can fail return vf_status. VF_OK is 0. When a vf_error
+ *     pointer is passed (it may be NULL), it receives a one-line, lower-case
+ *     message without a full stop, of the form "PATH: what is wrong".
+ *   - Bad input never aborts the process: every length read from a file is
+ *     checked against the bytes remaining and a hard cap before allocation,
+ *     and every integer product is checked for overflow.
+ *   - Sizes are in bytes (uint64_t). Element counts are uint64_t.
+ *   - Shapes are in PyTorch order (outermost dimension first), also for GGUF
+ *     tensors, whose on-disk ne[] order is the reverse.
+ *   - The library is thread-compatible: distinct objects may be used from
+ *     distinct threads; one object must not be used from two threads at once.
+ */
+#ifndef VRAMFIT_H
+#define VRAMFIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(VF_BUILDING_LIBRARY)
+#define VF_API __attribute__((visibility("default")))
+#else
+#define VF_API
+#endif
+
+#define VF_VERSION_MAJOR 0
+#define VF_VERSION_MINOR 1
+#define VF_VERSION_PATCH 0
+#define VF_VERSION_STRING "0.1.0"
+
+/** The library's version string ("MAJOR.MINOR.PATCH"). */
+VF_API const char *vf_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * X(NAME, message, exit_code). The exit code is what the command-line tool
+ * returns for an error of that class (DESIGN.md §2): 2 usage, 3 bad or
+ * unsupported model input, 4 I/O, 5 device or driver.
+ */
+#define VF_STATUS_MAP(X)                                                     \
+    X(OK, "success", 0)                                                      \
+    X(EINVAL, "invalid argument", 2)                                         \
+    X(ENOMEM, "out of memory", 4)                                            \
+    X(EIO, "input/output error", 4)                                          \
+    X(ENOENT, "no such file or model", 3)                                    \
+    X(EFORMAT, "malformed model file", 3)                                    \
+    X(EUNSUPPORTED, "unsupported model or format", 3)                        \
+    X(ERANGE, "value out of range", 3)                                       \
+    X(EDEVICE, "device or driver error", 5)                                  \
+    X(EDEVMEM, "out of device memory", 5)                                    \
+    X(EINTR, "interrupted", 4)
+
+typedef enum vf_status {
+#define VF_X_(name, msg, code) VF_##name,
+    VF_STATUS_MAP(VF_X_)
+#undef VF_X_
+    VF_STATUS_COUNT_
+} vf_status;
+
+/** A static, lower-case description of a status ("malformed model file"). */
+VF_API const char *vf_strerror(vf_status status);
+
+/** The command-line exit code that belongs to a status (see VF_STATUS_MAP). */
+VF_API int vf_status_exit_code(vf_status status);
+
+#define VF_ERROR_MSG_MAX 512
+
+/** Error detail filled by failing calls: status plus "PATH: reason". */
+typedef struct vf_error {
+    vf_status status;
+    char msg[VF_ERROR_MSG_MAX];
+} vf_error;
+
+/* ------------------------------------------------------------------------ */
+/* Element types                                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Every storage type a tensor can have, from safetensors and from ggml/GGUF.
+ * X(NAME, block_elements, block_bytes, gguf_id, safetensors_name, float_bits)
+ *   block_elements/block_bytes: the smallest unit; bits per element =
+ *     8 * block_bytes / block_elements (Q4_K: 256 elements in 144 bytes =
+ *     4.5 bits). Sub-byte safetensors types (F4, F6_*) are expressed as the
+ *     smallest whole-byte block.
+ *   gguf_id: the on-disk ggml_type id, or -1 when GGUF has none.
+ *   safetensors_name: the header's dtype string, or NULL.
+ * Sources: safetensors/src/tensor.rs (enum Dtype); ggml src/ggml.c
+ * type_traits and src/ggml-common.h block structs (see docs/dtypes.md).
+ */
+#define VF_DTYPE_MAP(X)                                                      \
+    X(F64, 1, 8, 28, "F64")                                                  \
+    X(F32, 1, 4, 0, "F32")                                                   \
+    X(F16, 1, 2, 1, "F16")                                                   \
+    X(BF16, 1, 2, 30, "BF16")                                                \
+    X(F8_E4M3, 1, 1, -1, "F8_E4M3")                                          \
+    X(F8_E5M2, 1, 1, -1, "F8_E5M2")                                          \
+    X(F8_E8M0, 1, 1, -1, "F8_E8M0")                                          \
+    X(F8_E4M3FNUZ, 1, 1, -1, "F8_E4M3FNUZ")                                  \
+    X(F8_E5M2FNUZ, 1, 1, -1, "F8_E5M2FNUZ")                                  \
+    X(F6_E2M3, 4, 3, -1, "F6_E2M3")                                          \
+    X(F6_E3M2, 4, 3, -1, "F6_E3M2")                                          \
+    X(F4, 2, 1, -1, "F4")                                                    \
+    X(C64, 1, 8, -1, "C64")                                                  \
+    X(I64, 1, 8, 27, "I64")                                                  \
+    X(I32, 1, 4, 26, "I32")                                                  \
+    X(I16, 1, 2, 25, "I16")                                                  \
+    X(I8, 1, 1, 24, "I8")                                                    \
+    X(U64, 1, 8, -1, "U64")                                                  \
+    X(U32, 1, 4, -1, "U32")                                                  \
+    X(U16, 1, 2, -1, "U16")                                                  \
+    X(U8, 1, 1, -1, "U8")                                                    \
+    X(BOOL, 1, 1, -1, "BOOL")                                                \
+    X(Q4_0, 32, 18, 2, NULL)                                                 \
+    X(Q4_1, 32, 20, 3, NULL)                                                 \
+    X(Q5_0, 32, 22, 6, NULL)                                                 \
+    X(Q5_1, 32, 24, 7, NULL)                                                 \
+    X(Q8_0, 32, 34, 8, NULL)                                                 \
+    X(Q8_1, 32, 36, 9, NULL)                                                 \
+    X(Q2_K, 256, 84, 10, NULL)                                               \
+    X(Q3_K, 256, 110, 11, NULL)                                              \
+    X(Q4_K, 256, 144, 12, NULL)                                              \
+    X(Q5_K, 256, 176, 13, NULL)                                              \
+    X(Q6_K, 256, 210, 14, NULL)                                              \
+    X(Q8_K, 256, 292, 15, NULL)                                              \
+    X(IQ2_XXS, 256, 66, 16, NULL)                                            \
+    X(IQ2_XS, 256, 74, 17, NULL)                                             \
+    X(IQ3_XXS, 256, 98, 18, NULL)                                            \
+    X(IQ1_S, 256, 50, 19, NULL)                                              \
+    X(IQ4_NL, 32, 18, 20, NULL)                                              \
+    X(IQ3_S, 256, 110, 21, NULL)                                             \
+    X(IQ2_S, 256, 82, 22, NULL)                                              \
+    X(IQ4_XS, 256, 136, 23, NULL)                                            \
+    X(IQ1_M, 256, 56, 29, NULL)                                              \
+    X(TQ1_0, 256, 54, 34, NULL)                                              \
+    X(TQ2_0, 256, 66, 35, NULL)                                              \
+    X(MXFP4, 32, 17, 39, NULL)                                               \
+    X(NVFP4, 64, 36, 40, NULL)                                               \
+    X(Q1_0, 128, 18, 41, NULL)                                               \
+    X(Q2_0, 64, 18, 42, NULL)
+
+typedef enum vf_dtype {
+#define VF_X_(name, be, bb, gid, st) VF_DTYPE_##name,
+    VF_DTYPE_MAP(VF_X_)
+#undef VF_X_
+    VF_DTYPE_COUNT,
+    VF_DTYPE_UNKNOWN = VF_DTYPE_COUNT /* a GGUF type id this build does not know */
+} vf_dtype;
+
+typedef struct vf_dtype_info {
+    const char *name;             /* "Q4_K" */
+    uint32_t block_elements;      /* elements per block */
+    uint32_t block_bytes;         /* bytes per block */
+    int32_t gguf_id;              /* ggml_type id, -1 if none */
+    const char *safetensors_name; /* header dtype string, NULL if none */
+    double bits_per_element;      /* 8 * block_bytes / block_elements */
+} vf_dtype_info;
+
+/** The table row of a dtype; NULL for VF_DTYPE_UNKNOWN or out of range. */
+VF_API const vf_dtype_info *vf_dtype_get(vf_dtype dt);
+/** Name lookup, case-insensitive ("bf16", "Q4_K", "f8_e4m3"). */
+VF_API vf_dtype vf_dtype_from_name(const char *name);
+/** safetensors header string ("BF16") → dtype; exact match as the format says. */
+VF_API vf_dtype vf_dtype_from_safetensors(const char *s);
+/** GGUF ggml_type id → dtype; VF_DTYPE_UNKNOWN for an id this build lacks. */
+VF_API vf_dtype vf_dtype_from_gguf(int64_t id);
+/**
+ * Bytes that n elements of dt occupy. Fails with VF_EFORMAT when n is not a
+ * multiple of the block size and VF_ERANGE on overflow.
+ */
+VF_API vf_status vf_dtype_bytes(vf_dtype dt, uint64_t n, uint64_t *bytes);
+
+/*
+ * Quantization schemes people choose when they load a model (not storage
+ * types of a file): they price a weight matrix in bits per weight, including
+ * every scale, zero point and block header the method stores.
+ */
+typedef struct vf_quant_scheme {
+    char name[32];              /* canonical spelling, e.g. "gptq-int4-g128" */
+    double bits_per_weight;     /* all overheads included */
+    vf_dtype gguf_type;         /* for GGUF schemes, else VF_DTYPE_UNKNOWN */
+    uint32_t group_size;        /* 0 when per-channel or n/a */
+    const char *method;         /* "gguf", "bitsandbytes", "gptq", "awq", "fp8", "float" */
+    const char *keeps;          /* what the method leaves unquantized, in words */
+} vf_quant_scheme;
+
+/**
+ * Parses a weight format: any dtype name ("bf16", "q4_k", "mxfp4"), or a load
+ * scheme: "int8" (bitsandbytes LLM.int8), "int4"/"fp4" (bitsandbytes 4-bit),
+ * "nf4", "nf4-dq", "fp8", "gptq[-int4|-int8|-int3|-int2][-gN]",
+ * "awq[-gN]". Fails with VF_EINVAL for an unknown spelling.
+ */
+VF_API vf_status vf_quant_scheme_parse(const char *spec, vf_quant_scheme *out);
+/** Number of named load schemes (for listing); i in [0, count). */
+VF_API size_t vf_quant_scheme_count(void);
+VF_API const char *vf_quant_scheme_name(size_t i);
+
+/* ------------------------------------------------------------------------ */
+/* Models: one description whatever the source                               */
+/* ------------------------------------------------------------------------ */
+
+#define VF_MAX_DIMS 8
+#define VF_NO_FILE UINT32_MAX
+
+typedef enum vf_format {
+    VF_FORMAT_SAFETENSORS,
+    VF_FORMAT_GGUF,
+    VF_FORMAT_CONFIG /* tensors built from config.json (file or catalog) */
+} vf_format;
+
+/* What a tensor is for; decides how quantizers and the memory model treat it. */
+#define VF_ROLE_MAP(X)                                                       \
+    X(OTHER, "other")                                                        \
+    X(EMBED, "embedding")                                                    \
+    X(POS_EMBED, "position_embedding")                                       \
+    X(OUTPUT, "output")                                                      \
+    X(ATTN_Q, "attn_q")                                                      \
+    X(ATTN_K, "attn_k")                                                      \
+    X(ATTN_V, "attn_v")                                                      \
+    X(ATTN_QKV, "attn_qkv")                                                  \
+    X(ATTN_O, "attn_o")                                                      \
+    X(ATTN_LORA, "attn_mla")                                                 \
+    X(MLP_GATE, "mlp_gate")                                                  \
+    X(MLP_UP, "mlp_up")                                                      \
+    X(MLP_DOWN, "mlp_down")                                                  \
+    X(EXPERT, "expert")                                                      \
+    X(SHARED_EXPERT, "shared_expert")                                        \
+    X(ROUTER, "router")                                                      \
+    X(NORM, "norm")                                                          \
+    X(BIAS, "bias")                                                          \
+    X(QUANT_AUX, "quant_aux")                                                \
+    X(BUFFER, "buffer")
+
+typedef enum vf_role {
+#define VF_X_(name, s) VF_ROLE_##name,
+    VF_ROLE_MAP(VF_X_)
+#undef VF_X_
+    VF_ROLE_COUNT
+} vf_role;
+
+VF_API const char *vf_role_name(vf_role r);
+
+/* Tensor flags. */
+#define VF_TENSOR_NOT_PARAM 0x1u  /* a stored buffer, not a parameter (GPT-2 attn.bias masks, inv_freq) */
+#define VF_TENSOR_MTP 0x2u        /* belongs to multi-token-prediction layers (DeepSeek-V3 layer 61) */
+#define VF_TENSOR_PACKED 0x4u     /* quantized storage: elements are packed words, not weights */
+
+typedef struct vf_tensor {
+    const char *name;
+    vf_dtype dtype;
+    uint32_t n_dims;
+    uint64_t shape[VF_MAX_DIMS]; /* PyTorch order */
+    uint64_t n_elements;         /* product of shape (logical elements) */
+    uint64_t n_bytes;            /* bytes stored */
+    uint64_t n_params;           /* weights it represents (≠ n_elements for packed quantized storage) */
+    uint32_t file;               /* index into vf_model_file(), VF_NO_FILE if config-derived */
+    uint64_t offset;             /* absolute offset of the data in that file */
+    int32_t layer;               /* block index, -1 when outside the repeated blocks */
+    vf_role role;
+    uint32_t flags;
+    uint32_t n_experts;          /* >1 when one tensor stacks several experts */
+} vf_tensor;
+
+/*
+ * Hyper-parameters: whatever the source tells. 0 means "not stated".
+ * Per-layer arrays (NULL when uniform) have n_layers entries.
+ */
+typedef struct vf_hparams {
+    char architecture[64];     /* HF model_type or GGUF general.architecture */
+    char name[128];            /* display name when known */
+    uint32_t n_layers;
+    uint64_t hidden_size;
+    uint64_t intermediate_size;
+    uint32_t n_heads;
+    uint32_t n_kv_heads;
+    uint32_t head_dim;         /* key/query head dim */
+    uint32_t v_head_dim;       /* value head dim (differs under MLA) */
+    uint64_t vocab_size;
+    uint64_t context_length;   /* max_position_embeddings / {arch}.context_length */
+    bool tie_word_embeddings;
+    /* mixture of experts */
+    uint32_t n_experts;
+    uint32_t n_experts_active;
+    uint32_t n_shared_experts;
+    uint64_t moe_intermediate_size;
+    uint64_t shared_expert_intermediate_size;
+    uint32_t first_k_dense;    /* leading dense blocks */
+    uint32_t moe_layer_freq;   /* every Nth block is MoE (1 = all) */
+    uint32_t n_mtp_layers;     /* DeepSeek-V3 num_nextn_predict_layers */
+    /* multi-head latent attention */
+    uint32_t q_lora_rank;
+    uint32_t kv_lora_rank;
+    uint32_t qk_rope_head_dim;
+    uint32_t qk_nope_head_dim;
+    /* sliding-window attention */
+    uint32_t sliding_window;   /* window in tokens, 0 = none */
+    /* linear attention / state-space layers: bytes of recurrent state per sequence and layer */
+    uint64_t recurrent_state_bytes;
+    /* per-layer, NULL when uniform */
+    uint32_t *layer_n_heads;
+    uint32_t *layer_n_kv_heads;
+    uint32_t *layer_head_dim;  /* e.g. Gemma-4 global layers with a larger head */
+    uint8_t *layer_is_swa;     /* 1 for sliding-window layers */
+    uint8_t *layer_no_kv;      /* 1 for layers with no KV cache of their own (shared KV, SSM) */
+    uint64_t *layer_ff;
+    /* precision and quantization as the source states them */
+    vf_dtype torch_dtype;      /* VF_DTYPE_UNKNOWN if not stated */
+    char quant_method[32];     /* quantization_config.quant_method, or GGUF file type name */
+    uint32_t quant_bits;
+    uint32_t quant_group_size;
+    bool attention_bias;
+    bool mlp_bias;
+} vf_hparams;
+
+typedef struct vf_model vf_model;
+
+typedef struct vf_file_info {
+    const char *path;
+    uint64_t size;        /* bytes on disk */
+    uint64_t data_offset; /* start of the tensor data section */
+    uint64_t data_bytes;  /* bytes of the data section (tensors + padding) */
+    uint32_t alignment;   /* GGUF general.alignment; 1 for safetensors */
+} vf_file_info;
+
+/**
+ * Opens a model from any source: a .safetensors file, a sharded checkpoint's
+ * model.safetensors.index.json, a .gguf (a split GGUF by its first shard), a
+ * config.json, a directory holding any of these, or a catalog name
+ * ("Qwen/Qwen3-8B", "qwen3-8b", case-insensitive). Only headers are read.
+ */
+VF_API vf_status vf_model_open(const char *source, vf_model **out, vf_error *err);
+VF_API void vf_model_free(vf_model *m);
+
+VF_API vf_format vf_model_format(const vf_model *m);
+VF_API const char *vf_format_name(vf_format f); /* "safetensors" | "gguf" | "config" */
+VF_API const char *vf_model_source(const vf_model *m);
+VF_API const vf_hparams *vf_model_hparams(const vf_model *m);
+VF_API size_t vf_model_tensor_count(const vf_model *m);
+VF_API const vf_tensor *vf_model_tensor(const vf_model *m, size_t i);
+VF_API size_t vf_model_file_count(const vf_model *m);
+VF_API const vf_file_info *vf_model_file(const vf_model *m, size_t i);
+/** Warnings collected while reading (index total_size mismatch, ...). */
+VF_API size_t vf_model_warning_count(const vf_model *m);
+VF_API const char *vf_model_warning(const vf_model *m, size_t i);
+
+typedef struct vf_model_totals {
+    uint64_t params;          /* parameters (excludes VF_TENSOR_NOT_PARAM buffers) */
+    uint64_t elements;        /* every stored element, buffers included */
+    uint64_t bytes;           /* bytes of every tensor */
+    uint64_t active_params;   /* per token: routed experts scaled by active/total */
+    uint64_t mtp_params;      /* in multi-token-prediction layers (included in params) */
+    uint64_t buffer_elements; /* in non-parameter buffers */
+    uint64_t dtype_params[VF_DTYPE_COUNT + 1];
+    uint64_t dtype_bytes[VF_DTYPE_COUNT + 1];
+} vf_model_totals;
+
+VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
+
+/* ------------------------------------------------------------------------ */
+/* Sections added by later modules (catalog, estimate, train, fit, load)     */
+/* ------------------------------------------------------------------------ */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VRAMFIT_H */

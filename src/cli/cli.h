@@ -1,0 +1,64 @@
+/* cli.h — what the vramfit command's files share. */
+#ifndef VF_CLI_H
+#define VF_CLI_H
+
+#include "vramfit.h"
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* Exit codes (DESIGN.md §2). */
+enum {
+    VF_EXIT_OK = 0,
+    VF_EXIT_NOFIT = 1,
+    VF_EXIT_USAGE = 2,
+    VF_EXIT_INPUT = 3,
+    VF_EXIT_IO = 4,
+    VF_EXIT_DEVICE = 5
+};
+
+typedef struct vf_cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} vf_cmd;
+
+/* One entry per command, each in its own cmd_*.c. */
+int cmd_inspect(int argc, char **argv);
+int cmd_dtypes(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
+int cmd_load(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+
+/* ---- output.c ---- */
+typedef enum { VF_UNITS_GIB, VF_UNITS_GB } vf_units;
+
+/* "14.96 GiB", "512.0 MiB", "16.06 GB" — always with the unit. */
+const char *vf_fmt_bytes(uint64_t bytes, vf_units u, char *buf, size_t n);
+/* "8,030,261,248" */
+const char *vf_fmt_count(uint64_t v, char *buf, size_t n);
+/* "8.03B", "135M" */
+const char *vf_fmt_short(uint64_t v, char *buf, size_t n);
+bool vf_parse_units(const char *s, vf_units *u);
+/* Prints obj as the command's one JSON object on stdout and drops the reference. */
+int vf_print_json(json_t *obj);
+/* "vramfit: msg" on stderr; returns the exit code for the status. */
+int vf_report_error(const vf_error *e);
+/* "vramfit: fmt" on stderr for a usage error, plus the hint; returns 2. */
+int vf_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True when stdout (fd 1) or stderr (fd 2) is a terminal and NO_COLOR is unset. */
+bool vf_use_color(int fd);
+/* Parses a non-negative integer with optional k/M/G suffix (powers of 1000
+ * for counts, e.g. 32k = 32768 when binary is true). */
+bool vf_parse_u64(const char *s, uint64_t *out);
+/* "24GiB", "80GB", "512MiB", "1073741824" → bytes. */
+bool vf_parse_bytes(const char *s, uint64_t *out);
+
+/* Opens MODEL, printing the error on failure; returns 0 or an exit code. */
+int vf_cli_open_model(const char *src, vf_model **m);
+
+#endif

@@ -1,0 +1,91 @@
+/* internal.h — what libvramfit's modules share and users do not see. */
+#ifndef VF_INTERNAL_H
+#define VF_INTERNAL_H
+
+#include "vramfit.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+
+#define VF_HIDDEN __attribute__((visibility("hidden")))
+#define VF_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* Hard caps on what a file may make us allocate (beyond "fits in the file"). */
+#define VF_MAX_TENSORS ((size_t)1 << 24)      /* 16 Mi tensors */
+#define VF_MAX_NAME_LEN ((size_t)1 << 16)     /* one tensor name */
+#define VF_SAFETENSORS_MAX_HEADER 100000000u  /* reference reader's MAX_HEADER_SIZE */
+#define VF_MAX_SHARDS 100000u
+#define VF_MAX_CONFIG_BYTES ((size_t)16 << 20) /* a config.json or index file */
+#define VF_JSON_MAX_DEPTH 64
+
+/* ---- errors ---- */
+VF_HIDDEN vf_status vf__err(vf_error *err, vf_status st, const char *path, const char *fmt, ...)
+    VF_PRINTF(4, 5);
+
+/* ---- checked arithmetic: true on overflow ---- */
+static inline bool vf__mul_overflow(uint64_t a, uint64_t b, uint64_t *r) { return __builtin_mul_overflow(a, b, r); }
+static inline bool vf__add_overflow(uint64_t a, uint64_t b, uint64_t *r) { return __builtin_add_overflow(a, b, r); }
+
+/* ---- files ---- */
+/* Reads exactly n bytes at off; VF_EIO on error, VF_EFORMAT on a short file. */
+VF_HIDDEN vf_status vf__pread_full(int fd, void *buf, size_t n, uint64_t off, const char *path, vf_error *err);
+/* Reads a whole small file (≤ cap bytes) into a NUL-terminated buffer. */
+VF_HIDDEN vf_status vf__read_small_file(const char *path, size_t cap, char **out, size_t *len, vf_error *err);
+VF_HIDDEN bool vf__is_dir(const char *path);
+VF_HIDDEN bool vf__is_file(const char *path);
+VF_HIDDEN bool vf__ends_with(const char *s, const char *suffix);
+/* dir + "/" + name, malloc'd; NULL on overflow or no memory. */
+VF_HIDDEN char *vf__path_join(const char *dir, const char *name);
+/* Directory part of path ("." when none), malloc'd. */
+VF_HIDDEN char *vf__path_dir(const char *path);
+VF_HIDDEN bool vf__utf8_valid(const char *s, size_t n);
+
+/* ---- JSON helpers (jansson) ---- */
+/* Parses text with duplicate keys rejected and nesting capped. */
+VF_HIDDEN json_t *vf__json_parse(const char *text, size_t len, const char *path, vf_error *err);
+VF_HIDDEN bool vf__json_u64(const json_t *v, uint64_t *out);
+
+/* ---- the model description ---- */
+struct vf_model {
+    vf_format format;
+    char *source;
+    vf_hparams hp;
+    vf_tensor *tensors;
+    size_t n_tensors, cap_tensors;
+    vf_file_info *files;
+    size_t n_files, cap_files;
+    char **warnings;
+    size_t n_warnings, cap_warnings;
+    json_t *config;  /* parsed config.json when one was read (owned) */
+    json_t *gguf_kv; /* GGUF metadata as a JSON object (owned), for arch lookups */
+    /* name arena: tensor and file names point into these blocks */
+    char **strings;
+    size_t n_strings, cap_strings;
+};
+
+VF_HIDDEN vf_model *vf__model_new(vf_format fmt, const char *source);
+/* Appends a tensor; copies t->name. Returns NULL on no memory or too many. */
+VF_HIDDEN vf_tensor *vf__model_add_tensor(vf_model *m, const vf_tensor *t);
+VF_HIDDEN uint32_t vf__model_add_file(vf_model *m, const char *path, uint64_t size);
+VF_HIDDEN const char *vf__model_strdup(vf_model *m, const char *s);
+VF_HIDDEN void vf__model_warn(vf_model *m, const char *fmt, ...) VF_PRINTF(2, 3);
+/* Fills role, layer and (for known naming schemes) flags of every tensor. */
+VF_HIDDEN void vf__model_classify(vf_model *m);
+VF_HIDDEN int32_t vf__tensor_layer_from_name(const char *name);
+VF_HIDDEN vf_role vf__tensor_role_from_name(const char *name);
+
+/* ---- readers: fill m (already created); return VF_OK or an error ---- */
+VF_HIDDEN vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err);
+VF_HIDDEN vf_status vf__safetensors_read_index(vf_model *m, const char *index_path, vf_error *err);
+VF_HIDDEN vf_status vf__gguf_read(vf_model *m, const char *path, vf_error *err);
+/* config.json text → hparams + architecture tensor list. path labels errors. */
+VF_HIDDEN vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, const char *path,
+                                           vf_error *err);
+/* hparams only (no tensors), for a directory holding weights + config. */
+VF_HIDDEN vf_status vf__hfconfig_parse_hparams(vf_hparams *hp, json_t *cfg, const char *path, vf_error *err);
+/* Embedded catalog: config text for a name or alias, NULL when unknown. */
+VF_HIDDEN const char *vf__catalog_config_text(const char *name, size_t *len, const char **canonical);
+
+VF_HIDDEN void vf__hparams_free(vf_hparams *hp);
+
+#endif

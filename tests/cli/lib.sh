@@ -1,0 +1,73 @@
+# lib.sh — helpers for CLI tests. Each check prints "ok NAME" or "FAIL NAME: why".
+# $VF is the vramfit binary under test; $TMP a scratch directory.
+VF=${VF:-build/vramfit}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+REF=${VF_REFERENCE:-../shared/reference}
+[ -d "$REF" ] || REF=shared/reference
+
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+# run NAME EXPECTED_EXIT CMD... — runs CMD, keeps stdout in $TMP/out, stderr in $TMP/err
+run() {
+    name=$1
+    want=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$name" "exit $got, expected $want; stderr: $(head -c 300 "$TMP/err")"
+        return 1
+    fi
+    return 0
+}
+
+# check NAME EXPECTED_EXIT CMD... — just the exit status
+check() {
+    run "$@" && ok "$1"
+}
+
+# check_out NAME EXPECTED_EXIT PATTERN CMD... — exit status and stdout matching a grep pattern
+check_out() {
+    name=$1
+    want=$2
+    pat=$3
+    shift 3
+    run "$name" "$want" "$@" || return 1
+    if grep -q -- "$pat" "$TMP/out"; then ok "$name"; else fail "$name" "stdout lacks '$pat'"; fi
+}
+
+# check_err NAME EXPECTED_EXIT PATTERN CMD... — exit status, one stderr line starting "vramfit: " and matching
+check_err() {
+    name=$1
+    want=$2
+    pat=$3
+    shift 3
+    run "$name" "$want" "$@" || return 1
+    lines=$(wc -l <"$TMP/err")
+    if [ "$lines" -ne 1 ]; then fail "$name" "stderr has $lines lines: $(head -c 300 "$TMP/err")"; return 1; fi
+    if ! grep -q '^vramfit: ' "$TMP/err"; then fail "$name" "stderr does not start with 'vramfit: '"; return 1; fi
+    if grep -q -- "$pat" "$TMP/err"; then ok "$name"; else fail "$name" "stderr '$(cat "$TMP/err")' lacks '$pat'"; fi
+}
+
+# check_json NAME EXPECTED_EXIT JQ_EXPR CMD... — exit status and a jq expression that must be true
+check_json() {
+    name=$1
+    want=$2
+    expr=$3
+    shift 3
+    run "$name" "$want" "$@" || return 1
+    if [ "$(jq -e "$expr" <"$TMP/out" 2>&1)" = "true" ]; then ok "$name"; else fail "$name" "jq '$expr' not true on: $(head -c 300 "$TMP/out")"; fi
+}
+
+# check_golden NAME EXPECTED_EXIT GOLDEN_FILE CMD... — stdout equals the golden file
+check_golden() {
+    name=$1
+    want=$2
+    gold=$3
+    shift 3
+    run "$name" "$want" "$@" || return 1
+    if [ -n "$VF_UPDATE_GOLDEN" ]; then cp "$TMP/out" "$gold"; ok "$name"; return 0; fi
+    if cmp -s "$TMP/out" "$gold"; then ok "$name"; else fail "$name" "differs from $gold: $(diff "$gold" "$TMP/out" | head -5)"; fi
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# Runs every test against the build in $BUILD (default build/): cmocka unit
+# tests, CLI tests (tests/cli/*.sh), the corrupt-input matrix and the fuzz
+# corpus replay. Appends "PASSED FAILED" to build/test-counts and prints
+# "BUILD: N passed, M failed".
+B=${BUILD:-build}
+export VF="$B/vramfit" BUILD="$B"
+pass=0
+fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+for t in "$B"/tests/test_*; do
+    [ -x "$t" ] || continue
+    "$t" >"$log" 2>&1
+    rc=$?
+    p=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    f=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    p=${p:-0}
+    f=${f:-0}
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    pass=$((pass + p))
+    fail=$((fail + f))
+    if [ "$f" -ne 0 ]; then
+        echo "FAIL $(basename "$t"):"
+        grep -v '^\[ \(RUN\|       OK\) ' "$log" | tail -n 40
+    else
+        echo "ok   $(basename "$t") ($p)"
+    fi
+done
+
+# Shell suites print "ok NAME" or "FAIL NAME: why" per case.
+for s in tests/cli/*.sh tests/corrupt/run.sh; do
+    [ -f "$s" ] || continue
+    case "$s" in */lib.sh) continue ;; esac
+    sh "$s" >"$log" 2>&1
+    rc=$?
+    p=$(grep -c '^ok ' "$log")
+    f=$(grep -c '^FAIL ' "$log")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $s exited $rc"; fi
+    pass=$((pass + p))
+    fail=$((fail + f))
+    if [ "$f" -ne 0 ]; then
+        echo "FAIL $s:"
+        grep -v '^ok ' "$log" | tail -n 40
+    else
+        echo "ok   $s ($p)"
+    fi
+done
+
+# Fuzz corpora replayed through each harness (one case per corpus file).
+for r in "$B"/replay/fuzz_*; do
+    [ -x "$r" ] || continue
+    name=$(basename "$r")
+    dir="fuzz/corpus/${name#fuzz_}"
+    [ -d "$dir" ] || continue
+    "$r" "$dir" >"$log" 2>&1
+    rc=$?
+    n=$(ls "$dir" | wc -l)
+    if [ "$rc" -eq 0 ]; then
+        pass=$((pass + n))
+        echo "ok   replay $name ($n inputs)"
+    else
+        fail=$((fail + 1))
+        echo "FAIL replay $name:"
+        tail -n 30 "$log"
+    fi
+done
+
+mkdir -p build
+echo "$pass $fail" >>build/test-counts
+echo "$B: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

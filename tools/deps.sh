@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs the Debian packages the build and tests need, only those missing.
+set -e
+need=""
+pkg-config --exists jansson 2>/dev/null || need="$need libjansson-dev"
+pkg-config --exists cmocka 2>/dev/null || need="$need libcmocka-dev"
+pkg-config --exists libmicrohttpd 2>/dev/null || need="$need libmicrohttpd-dev"
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+command -v cc >/dev/null 2>&1 || need="$need gcc"
+command -v make >/dev/null 2>&1 || need="$need make"
+command -v jq >/dev/null 2>&1 || need="$need jq"
+[ -z "$need" ] && exit 0
+echo "vramfit: installing:$need" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq || true
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $need >&2
