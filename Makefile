@@ -29,6 +29,7 @@ LIBS        = $(PKG_LIBS) -ldl -lpthread -lm
 LIB_SRCS := $(wildcard src/lib/*.c)
 CLI_SRCS := $(wildcard src/cli/*.c)
 GEN_SRCS :=
+.DEFAULT_GOAL := all
 # Modules add generated sources, tools and test programs in mk/*.mk.
 -include mk/*.mk
 

@@ -374,8 +374,166 @@ typedef struct vf_model_totals {
 VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
 
 /* ------------------------------------------------------------------------ */
-/* Sections added by later modules (catalog, estimate, train, fit, load)     */
+/* Catalog of models (embedded config.json files)                            */
 /* ------------------------------------------------------------------------ */
+/* catalog: section owned by the catalog module */
+
+/* ------------------------------------------------------------------------ */
+/* The memory model: estimate (inference and training)                       */
+/* ------------------------------------------------------------------------ */
+
+typedef enum vf_mode { VF_MODE_INFERENCE, VF_MODE_TRAINING } vf_mode;
+
+/* The engine whose allocations the estimate reproduces. */
+typedef enum vf_runtime {
+    VF_RUNTIME_GENERIC,      /* the plain sum, stated assumptions */
+    VF_RUNTIME_TRANSFORMERS, /* PyTorch eager/SDPA + Hugging Face generate / Trainer */
+    VF_RUNTIME_VLLM,         /* vLLM V1 engine */
+    VF_RUNTIME_LLAMACPP      /* llama.cpp / ggml */
+} vf_runtime;
+
+typedef enum vf_attn { VF_ATTN_DEFAULT, VF_ATTN_EAGER, VF_ATTN_SDPA, VF_ATTN_FLASH } vf_attn;
+
+#define VF_MAX_SPLIT 16
+
+/* Inference knobs. 0 / NULL / -1 where noted mean "the runtime's default". */
+typedef struct vf_infer_opts {
+    uint64_t context;       /* tokens per sequence (prompt + generated); 0 = model's context length */
+    uint64_t batch;         /* concurrent sequences; 0 = 1 */
+    uint64_t prompt_tokens; /* tokens processed in one forward step; 0 = context (transformers prefill) */
+    vf_attn attn;
+    char kv_dtype[32];      /* "" = model dtype; "f16", "bf16", "fp8", "q8_0", "q4_0"; llama.cpp "K,V" */
+    /* vLLM */
+    double gpu_util;                 /* --gpu-memory-utilization; 0 = 0.9 */
+    uint64_t max_model_len;          /* 0 = model's context length */
+    uint64_t max_num_seqs;           /* 0 = vLLM's default for the GPU */
+    uint64_t max_num_batched_tokens; /* 0 = vLLM's default */
+    char vllm_version[16];           /* "" = current (V1) accounting */
+    bool enforce_eager;              /* no CUDA graphs */
+    /* llama.cpp */
+    uint64_t ubatch;         /* -ub; 0 = 512 */
+    uint64_t lc_batch;       /* -b; 0 = 2048 */
+    uint32_t parallel;       /* -np; 0 = 1 */
+    int flash_attn;          /* -fa: -1 auto, 0 off, 1 on */
+    bool swa_full;           /* --swa-full */
+    int32_t n_gpu_layers;    /* -ngl; -1 = all */
+    uint32_t n_split;
+    double tensor_split[VF_MAX_SPLIT];
+} vf_infer_opts;
+
+/* Training knobs (estimate --train). */
+typedef enum vf_optimizer {
+    VF_OPT_ADAMW, VF_OPT_ADAM, VF_OPT_ADAMW_8BIT, VF_OPT_PAGED_ADAMW_8BIT, VF_OPT_SGD,
+    VF_OPT_SGD_MOMENTUM, VF_OPT_ADAFACTOR, VF_OPT_LION, VF_OPT_ADAGRAD
+} vf_optimizer;
+typedef enum vf_precision { VF_PREC_FP32, VF_PREC_FP16_MIXED, VF_PREC_BF16_MIXED, VF_PREC_BF16 } vf_precision;
+typedef enum vf_recompute { VF_RECOMPUTE_NONE, VF_RECOMPUTE_SELECTIVE, VF_RECOMPUTE_FULL } vf_recompute;
+typedef enum vf_offload { VF_OFFLOAD_NONE, VF_OFFLOAD_OPTIMIZER, VF_OFFLOAD_PARAMS, VF_OFFLOAD_BOTH } vf_offload;
+
+typedef struct vf_train_opts {
+    vf_optimizer optimizer;
+    vf_precision precision;
+    vf_recompute recompute;
+    uint64_t micro_batch;    /* per GPU; 0 = 1 */
+    uint64_t seq_len;        /* 0 = 2048 or the model's context, whichever is less */
+    uint32_t grad_accum;     /* 0 = 1 */
+    uint32_t lora_rank;      /* 0 = full fine-tuning */
+    char lora_targets[128];  /* "q,k,v,o,gate,up,down" or "all-linear"; "" = q,v */
+    char qlora[16];          /* "", "nf4", "nf4-dq" */
+    int zero;                /* 0..3 */
+    int fsdp;                /* 0 none; 1 full (= ZeRO-3), 2 grad-op (= ZeRO-2), 3 no-shard */
+    vf_offload offload;
+    bool offload_nvme;
+    bool states_only;        /* model states only, as DeepSpeed's estimators report */
+} vf_train_opts;
+
+typedef struct vf_estimate_opts {
+    vf_mode mode;
+    vf_runtime runtime;
+    char weights[32];        /* re-price weights: a dtype or load scheme (vf_quant_scheme_parse); "" = as stored */
+    uint32_t tp, pp, ep;     /* tensor / pipeline / expert parallel sizes; 0 = 1 */
+    uint32_t gpus;           /* total GPUs (data parallel = gpus / (tp*pp)); 0 = tp*pp */
+    uint64_t gpu_bytes;      /* device memory when the runtime needs it (vLLM); 0 = unknown */
+    vf_infer_opts infer;
+    vf_train_opts train;
+} vf_estimate_opts;
+
+/** Fills o with every default (inference, generic runtime). */
+VF_API void vf_estimate_opts_init(vf_estimate_opts *o);
+
+#define VF_MAX_NOTES 48
+#define VF_NOTE_LEN 256
+
+typedef struct vf_estimate {
+    vf_mode mode;
+    vf_runtime runtime;
+    uint32_t gpus;
+    uint64_t per_gpu_bytes;   /* what must fit on each device (the peak) */
+    uint64_t total_bytes;     /* summed over all devices */
+    /* components, per GPU (DESIGN.md §3) */
+    uint64_t weights;
+    uint64_t kv_cache;
+    uint64_t activations;
+    uint64_t gradients;
+    uint64_t optimizer;
+    uint64_t overhead;
+    uint64_t host_bytes;      /* host memory (offload, llama.cpp layers on CPU) per node */
+    /* resolved knobs, for the assumptions table */
+    uint64_t context, batch;
+    uint64_t kv_bytes_per_token;  /* whole model, one sequence */
+    double weight_bits;           /* bits per weight achieved after re-pricing */
+    uint64_t trainable_params;
+    /* vLLM: the KV cache pool it gets */
+    bool starts;                  /* false: the engine would refuse to start (see reason) */
+    char reason[VF_NOTE_LEN];
+    uint64_t kv_cache_tokens;
+    double max_concurrency;
+    /* llama.cpp: its own buffers (sums over devices) */
+    uint64_t rb_model, rb_context, rb_compute, rb_output;
+    /* training: which moment is the peak */
+    char peak_phase[64];
+    /* assumptions ("key = value") and formulas with numbers filled in */
+    size_t n_assumptions;
+    char assumptions[VF_MAX_NOTES][VF_NOTE_LEN];
+    size_t n_explain;
+    char explain[VF_MAX_NOTES][VF_NOTE_LEN];
+} vf_estimate;
+
+/** Runs the memory model. Fails with VF_EINVAL on inconsistent knobs. */
+VF_API vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err);
+
+/* estimate: section for further inference API */
+
+/* train: section for further training API */
+
+/* ------------------------------------------------------------------------ */
+/* GPUs: catalog, fit, advice, plans, speed bounds                           */
+/* ------------------------------------------------------------------------ */
+/* fit: section owned by the fit module */
+
+/* ------------------------------------------------------------------------ */
+/* Devices on this machine (NVML, loaded with dlopen)                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct vf_local_gpu {
+    uint32_t index;
+    char name[96];
+    char uuid[96];
+    uint64_t total_bytes, used_bytes, free_bytes;
+} vf_local_gpu;
+
+/**
+ * Lists this machine's NVIDIA devices through NVML (libnvidia-ml.so.1, loaded
+ * at run time; VF_NVML_LIBRARY overrides the name). No library or no device
+ * is a normal answer: VF_OK with *count = 0 and a reason in err->msg.
+ */
+VF_API vf_status vf_local_gpus(vf_local_gpu *out, size_t cap, size_t *count, vf_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* The loader                                                                */
+/* ------------------------------------------------------------------------ */
+/* load: section owned by the loader module */
+
 
 #ifdef __cplusplus
 }

@@ -88,4 +88,22 @@ VF_HIDDEN const char *vf__catalog_config_text(const char *name, size_t *len, con
 
 VF_HIDDEN void vf__hparams_free(vf_hparams *hp);
 
+/* ---- the memory model ---- */
+/* Appends "fmt" to e->assumptions / e->explain (silently drops past VF_MAX_NOTES). */
+VF_HIDDEN void vf__assume(vf_estimate *e, const char *fmt, ...) VF_PRINTF(2, 3);
+VF_HIDDEN void vf__explain(vf_estimate *e, const char *fmt, ...) VF_PRINTF(2, 3);
+VF_HIDDEN vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err);
+VF_HIDDEN vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err);
+
+/* ---- embedded data (generated at build time from data/) ---- */
+typedef struct vf__embedded_file {
+    const char *name; /* path below data/, e.g. "models/Qwen__Qwen3-8B.json" */
+    const char *data; /* NUL-terminated */
+    size_t len;
+} vf__embedded_file;
+extern const vf__embedded_file vf__embedded_files[];
+extern const size_t vf__embedded_count;
+/* The embedded file with this name, or NULL. */
+VF_HIDDEN const vf__embedded_file *vf__embedded_find(const char *name);
+
 #endif

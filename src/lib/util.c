@@ -214,3 +214,11 @@ bool vf__json_u64(const json_t *v, uint64_t *out)
     *out = (uint64_t)i;
     return true;
 }
+
+const vf__embedded_file *vf__embedded_find(const char *name)
+{
+    for (size_t i = 0; i < vf__embedded_count; i++)
+        if (strcmp(vf__embedded_files[i].name, name) == 0)
+            return &vf__embedded_files[i];
+    return NULL;
+}

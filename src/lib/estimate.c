@@ -1,0 +1,53 @@
+/* estimate.c — the memory model's entry point: defaults and dispatch. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void vf_estimate_opts_init(vf_estimate_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = VF_MODE_INFERENCE;
+    o->runtime = VF_RUNTIME_GENERIC;
+    o->infer.flash_attn = -1;
+    o->infer.n_gpu_layers = -1;
+    o->train.optimizer = VF_OPT_ADAMW;
+    o->train.precision = VF_PREC_BF16_MIXED;
+}
+
+static void note(char (*arr)[VF_NOTE_LEN], size_t *n, const char *fmt, va_list ap)
+{
+    if (*n >= VF_MAX_NOTES)
+        return;
+    vsnprintf(arr[*n], VF_NOTE_LEN, fmt, ap);
+    (*n)++;
+}
+
+void vf__assume(vf_estimate *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note(e->assumptions, &e->n_assumptions, fmt, ap);
+    va_end(ap);
+}
+
+void vf__explain(vf_estimate *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note(e->explain, &e->n_explain, fmt, ap);
+    va_end(ap);
+}
+
+vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err)
+{
+    if (!m || !o || !out)
+        return vf__err(err, VF_EINVAL, "", "estimate needs a model, options and a result");
+    memset(out, 0, sizeof *out);
+    out->mode = o->mode;
+    out->runtime = o->runtime;
+    out->starts = true;
+    if (o->mode == VF_MODE_TRAINING)
+        return vf__train_run(m, o, out, err);
+    return vf__infer_run(m, o, out, err);
+}
