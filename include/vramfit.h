@@ -419,6 +419,10 @@ typedef struct vf_infer_opts {
     int32_t n_gpu_layers;    /* -ngl; -1 = all */
     uint32_t n_split;
     double tensor_split[VF_MAX_SPLIT];
+    /* added by the inference module */
+    char keep_dtype[16];     /* dtype a quantizing load keeps the other tensors in ("" = as stored; transformers
+                                without torch_dtype loads them as "f32") */
+    char gpu_name[64];       /* the GPU's name when known: vLLM picks its defaults by GPU class */
 } vf_infer_opts;
 
 /* Training knobs (estimate --train). */

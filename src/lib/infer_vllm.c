@@ -1,0 +1,191 @@
+/* infer_vllm.c — vLLM: the KV cache pool it will get. vLLM sizes the pool
+ * from what is left of gpu_memory_utilization x device memory after the
+ * weights, the peak of a profiling forward pass and the memory not owned by
+ * PyTorch (vllm/v1/worker/gpu_worker.py determine_available_memory;
+ * docs/memory-model.md, "vLLM"). */
+#include "infer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define GIB ((uint64_t)1 << 30)
+
+/* Non-torch memory that appears during profiling (cuBLAS/cuBLASLt
+ * workspaces, NCCL, CUDA graphs' pools are later): 0.13 GiB measured by
+ * llm-d-planner on an H100 with vLLM 0.11 (measured.csv row A1). */
+#define VLLM_NON_TORCH ((uint64_t)(0.13 * (double)GIB))
+#define VLLM_BLOCK 16 /* default block_size (CacheConfig) */
+
+static bool v1(const char *ver, int *major, int *minor)
+{
+    *major = 0, *minor = 0;
+    if (!ver || !*ver)
+        return true;
+    char *end;
+    long ma = strtol(ver, &end, 10);
+    long mi = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
+    *major = (int)ma, *minor = (int)mi;
+    /* V1 became the default engine in 0.8 */
+    return ma > 0 || mi >= 8;
+}
+
+/* strcasestr is a GNU extension: a portable case-insensitive search. */
+static bool name_has(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return true;
+    return false;
+}
+
+vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
+{
+    const vf_hparams *hp = &m->hp;
+    const vf_infer_opts *io = &o->infer;
+    if (!o->gpu_bytes)
+        return vf__err(err, VF_EINVAL, "--gpu", "the vllm runtime needs the device memory (--gpu NAME or bytes)");
+    if (!vf__hp_has_attention(hp))
+        return vf__err(err, VF_EUNSUPPORTED, m->source, "no layer or head counts: the KV cache cannot be sized");
+    vf__wprice w;
+    vf_status st = vf__weights_price(m, o->weights, VF_DTYPE_UNKNOWN, &w, e, err);
+    if (st != VF_OK)
+        return st;
+    int major, minor;
+    bool is_v1 = v1(io->vllm_version, &major, &minor);
+    uint32_t tp = o->tp ? o->tp : 1;
+    double util = io->gpu_util > 0 ? io->gpu_util : 0.9;
+    uint64_t mml = io->max_model_len ? io->max_model_len : vf__hp_context(hp);
+
+    /* Defaults (vllm/engine/arg_utils.py _set_default_args_v1, for `vllm
+     * serve`): >= 70 GiB and not an A100: 8192 batched tokens, 1024
+     * sequences; otherwise 2048 and 256. V0: max(max_model_len, 2048) tokens
+     * without chunked prefill, 256 sequences. */
+    bool big = o->gpu_bytes >= 70 * GIB && !name_has(io->gpu_name, "a100");
+    uint64_t mnbt, mns;
+    if (is_v1) {
+        mnbt = big ? 8192 : 2048;
+        mns = big ? 1024 : 256;
+    } else {
+        mnbt = mml > 2048 ? mml : 2048;
+        mns = 256;
+    }
+    if (io->max_num_batched_tokens)
+        mnbt = io->max_num_batched_tokens;
+    if (io->max_num_seqs)
+        mns = io->max_num_seqs;
+    uint64_t seqs = mns < mnbt ? mns : mnbt;
+
+    vf_dtype kt, vt;
+    if (!vf__kv_dtype_parse(io->kv_dtype, w.act_dtype, &kt, &vt))
+        return vf__err(err, VF_EINVAL, io->kv_dtype, "unknown KV cache type");
+    uint64_t a = vf_dtype_get(w.act_dtype)->block_bytes;
+
+    /* weights per GPU: matrices and the vocabulary sharded (ColumnParallel /
+     * RowParallel / VocabParallelEmbedding), 1-D tensors replicated; plus the
+     * rotary cos/sin cache, max_position x rotary_dim in the model dtype
+     * (model_executor/layers/rotary_embedding.py). */
+    uint64_t hd = hp->head_dim ? hp->head_dim : (hp->n_heads ? hp->hidden_size / hp->n_heads : 0);
+    if (vf__is_mla(hp))
+        hd = hp->qk_rope_head_dim;
+    uint64_t rope = vf__smul(vf__smul(vf__hp_context(hp), hd), a);
+    uint64_t weights = (w.bytes - w.sharded_bytes) + w.sharded_bytes / tp + rope;
+
+    /* Profiling run (gpu_model_runner.py profile_run): a forward of mnbt
+     * tokens, then the sampler on one position per sequence.
+     *  forward peak per GPU: residual + hidden (2 h) + gate_up (2 ff/tp) +
+     *    act output (ff/tp), x tokens x a; MoE: fused_moe's caches
+     *    tokens x top_k x (3 moe_ff/tp + h);
+     *  sampler (v1/sample/sampler.py, ops/topk_topp_sampler.py
+     *    apply_top_k_top_p, with the dummy run's top-k/top-p set): the
+     *    hidden states of every token stay; per logit at the peak: logits in
+     *    the model dtype (a), their fp32 copy (4), the sorted values (4) and
+     *    int64 indices (8), softmax of the sorted values (4), the top-p mask
+     *    (1) and the scattered result (4): seqs x vocab x (a + 25). */
+    uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp);
+    uint64_t fwd = vf__smul(vf__smul(mnbt, a), 2 * h + 3 * (ff / tp));
+    if (hp->n_experts && hp->moe_intermediate_size) {
+        uint64_t k = hp->n_experts_active ? hp->n_experts_active : 1;
+        uint64_t moe = vf__smul(vf__smul(mnbt, k), vf__smul(a, 3 * (hp->moe_intermediate_size / tp) + h));
+        if (moe > fwd)
+            fwd = moe;
+    }
+    uint64_t samp = vf__sadd(vf__smul(vf__smul(mnbt, h), a), vf__smul(vf__smul(seqs, hp->vocab_size), a + 25));
+    uint64_t act = fwd > samp ? fwd : samp;
+    uint64_t non_torch = VLLM_NON_TORCH;
+
+    uint64_t requested = (uint64_t)((double)o->gpu_bytes * util);
+    uint64_t non_kv = weights + act + non_torch;
+    /* page per block over all layers, per GPU: KV heads split over TP but
+     * never below one head (replicated); an MLA latent is one head */
+    uint64_t page = 0;
+    for (uint32_t il = 0; il < hp->n_layers; il++) {
+        uint64_t k, v;
+        vf__kv_layer_elems(hp, il, true, &k, &v);
+        uint64_t kvh = vf__layer_kv_heads(hp, il);
+        if (!vf__is_mla(hp) && kvh) {
+            uint64_t per = kvh >= tp ? kvh / tp : 1;
+            k = k / kvh * per;
+            v = v / kvh * per;
+        }
+        page = vf__sadd(page, vf__smul(VLLM_BLOCK, vf__sadd(vf__dt_bytes(kt, k), vf__dt_bytes(vt, v))));
+    }
+    uint64_t pool = 0, blocks = 0;
+    e->starts = true;
+    if (requested <= non_kv) {
+        e->starts = false;
+        snprintf(e->reason, sizeof e->reason,
+                 "no memory left for the KV cache: weights, activations and non-torch memory need %.2f GiB of the "
+                 "%.2f GiB allowed (gpu_memory_utilization %.2f)",
+                 (double)non_kv / GIB, (double)requested / GIB, util);
+    } else {
+        uint64_t avail = requested - non_kv;
+        blocks = page ? avail / page : 0;
+        pool = blocks * page;
+    }
+    uint64_t tokens = blocks * VLLM_BLOCK;
+    uint64_t need_blocks = (mml + VLLM_BLOCK - 1) / VLLM_BLOCK;
+    if (e->starts && blocks < need_blocks) {
+        e->starts = false;
+        snprintf(e->reason, sizeof e->reason,
+                 "max_model_len %llu needs %.2f GiB of KV cache, more than the %.2f GiB available; the largest "
+                 "that fits is %llu",
+                 (unsigned long long)mml, (double)(need_blocks * page) / GIB, (double)pool / GIB,
+                 (unsigned long long)tokens);
+    }
+    e->kv_cache_tokens = tokens;
+    e->max_concurrency = mml ? (double)tokens / (double)mml : 0;
+    e->gpus = tp;
+    e->weights = weights;
+    e->kv_cache = pool;
+    e->activations = act;
+    e->overhead = non_torch + vf__cuda_context_bytes();
+    e->per_gpu_bytes = weights + pool + act + e->overhead;
+    e->total_bytes = vf__smul(e->per_gpu_bytes, tp);
+    e->context = mml;
+    e->batch = mns;
+    e->kv_bytes_per_token = page / VLLM_BLOCK;
+    e->weight_bits = w.bits;
+
+    vf__assume(e, "runtime = vLLM %s (%s accounting), gpu %.2f GiB x gpu_memory_utilization %.2f",
+               io->vllm_version[0] ? io->vllm_version : "current", is_v1 ? "V1" : "V0",
+               (double)o->gpu_bytes / GIB, util);
+    vf__assume(e, "max_model_len %llu, max_num_batched_tokens %llu, max_num_seqs %llu, block_size %d, tp %u",
+               (unsigned long long)mml, (unsigned long long)mnbt, (unsigned long long)mns, VLLM_BLOCK, tp);
+    vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(kt)->name, vf_dtype_get(vt)->name,
+               vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
+    vf__assume(e, "non-torch memory 0.13 GiB (measured, vLLM 0.11 on H100); CUDA graphs captured after sizing, "
+               "not charged to the pool; CUDA context outside the budget");
+    vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu = %llu B",
+                (double)o->gpu_bytes / GIB, util, (unsigned long long)weights, (unsigned long long)act,
+                (unsigned long long)non_torch, (unsigned long long)pool);
+    vf__explain(e, "activation peak = max(forward %llu x (2 x %llu + 3 x %llu) x %llu, sampler %llu) = %llu B",
+                (unsigned long long)mnbt, (unsigned long long)h, (unsigned long long)(ff / tp),
+                (unsigned long long)a, (unsigned long long)samp, (unsigned long long)act);
+    vf__explain(e, "kv tokens = floor(pool / %llu B per 16-token block) x 16 = %llu; concurrency = %llu / %llu",
+                (unsigned long long)page, (unsigned long long)tokens, (unsigned long long)tokens,
+                (unsigned long long)mml);
+    return VF_OK;
+}

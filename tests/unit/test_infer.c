@@ -1,0 +1,416 @@
+/* test_infer.c — the inference memory model against independent figures:
+ * the seeds' worked examples, engine KV formulas (byte-exact), vLLM's KV pool
+ * and transformers' measured peaks (../shared/reference/measured.csv). */
+#include "infer_testlib.h"
+
+#include "infer.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB (1024.0 * 1024.0)
+
+/* ---- hand-built models (until config.json architectures land) ---- */
+
+/* Llama-3 8B from its config.json: 32 layers, hidden 4096, 32 heads, 8 KV
+ * heads, ff 14336, vocab 128256, untied head, bf16. */
+static vf_model *llama3_8b(uint64_t ctx)
+{
+    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "llama-3-8b");
+    const uint64_t h = 4096, kv = 1024, ff = 14336, V = 128256;
+    itl_add(m, "model.embed_tokens.weight", VF_DTYPE_BF16, VF_ROLE_EMBED, -1, V, h);
+    for (int l = 0; l < 32; l++) {
+        itl_add(m, "q", VF_DTYPE_BF16, VF_ROLE_ATTN_Q, l, h, h);
+        itl_add(m, "k", VF_DTYPE_BF16, VF_ROLE_ATTN_K, l, kv, h);
+        itl_add(m, "v", VF_DTYPE_BF16, VF_ROLE_ATTN_V, l, kv, h);
+        itl_add(m, "o", VF_DTYPE_BF16, VF_ROLE_ATTN_O, l, h, h);
+        itl_add(m, "gate", VF_DTYPE_BF16, VF_ROLE_MLP_GATE, l, ff, h);
+        itl_add(m, "up", VF_DTYPE_BF16, VF_ROLE_MLP_UP, l, ff, h);
+        itl_add(m, "down", VF_DTYPE_BF16, VF_ROLE_MLP_DOWN, l, h, ff);
+        itl_add(m, "n1", VF_DTYPE_BF16, VF_ROLE_NORM, l, h, 0);
+        itl_add(m, "n2", VF_DTYPE_BF16, VF_ROLE_NORM, l, h, 0);
+    }
+    itl_add(m, "model.norm.weight", VF_DTYPE_BF16, VF_ROLE_NORM, -1, h, 0);
+    itl_add(m, "lm_head.weight", VF_DTYPE_BF16, VF_ROLE_OUTPUT, -1, V, h);
+    vf_hparams *hp = &m->hp;
+    hp->n_layers = 32, hp->hidden_size = h, hp->n_heads = 32, hp->n_kv_heads = 8, hp->head_dim = 128;
+    hp->intermediate_size = ff, hp->vocab_size = V, hp->context_length = ctx, hp->torch_dtype = VF_DTYPE_BF16;
+    return m;
+}
+
+/* bigcode/octocoder (GPTBigCode, StarCoder shape): 40 layers, n_embd 6144,
+ * 48 heads, multi-query (one KV head of 128), n_inner 24576, vocab 49152,
+ * 8192 learned positions, biases everywhere, tied head. */
+static vf_model *octocoder(void)
+{
+    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "bigcode/octocoder");
+    const uint64_t h = 6144, ff = 24576;
+    itl_add(m, "transformer.wte.weight", VF_DTYPE_BF16, VF_ROLE_EMBED, -1, 49152, h);
+    itl_add(m, "transformer.wpe.weight", VF_DTYPE_BF16, VF_ROLE_POS_EMBED, -1, 8192, h);
+    for (int l = 0; l < 40; l++) {
+        itl_add(m, "ln_1", VF_DTYPE_BF16, VF_ROLE_NORM, l, 2 * h, 0);
+        itl_add(m, "c_attn", VF_DTYPE_BF16, VF_ROLE_ATTN_QKV, l, h + 256, h);
+        itl_add(m, "c_attn.bias", VF_DTYPE_BF16, VF_ROLE_BIAS, l, h + 256, 0);
+        itl_add(m, "attn.c_proj", VF_DTYPE_BF16, VF_ROLE_ATTN_O, l, h, h);
+        itl_add(m, "attn.c_proj.bias", VF_DTYPE_BF16, VF_ROLE_BIAS, l, h, 0);
+        itl_add(m, "ln_2", VF_DTYPE_BF16, VF_ROLE_NORM, l, 2 * h, 0);
+        itl_add(m, "c_fc", VF_DTYPE_BF16, VF_ROLE_MLP_UP, l, ff, h);
+        itl_add(m, "c_fc.bias", VF_DTYPE_BF16, VF_ROLE_BIAS, l, ff, 0);
+        itl_add(m, "mlp.c_proj", VF_DTYPE_BF16, VF_ROLE_MLP_DOWN, l, h, ff);
+        itl_add(m, "mlp.c_proj.bias", VF_DTYPE_BF16, VF_ROLE_BIAS, l, h, 0);
+    }
+    itl_add(m, "transformer.ln_f", VF_DTYPE_BF16, VF_ROLE_NORM, -1, 2 * h, 0);
+    vf_hparams *hp = &m->hp;
+    hp->n_layers = 40, hp->hidden_size = h, hp->n_heads = 48, hp->n_kv_heads = 1, hp->head_dim = 128;
+    hp->intermediate_size = ff, hp->vocab_size = 49152, hp->context_length = 8192, hp->torch_dtype = VF_DTYPE_BF16;
+    hp->tie_word_embeddings = true;
+    return m;
+}
+
+/* tiiuae/falcon-7b from ../shared/reference/models/tiiuae__falcon-7b.json:
+ * 32 layers, hidden 4544, 71 heads of 64, multi-query, parallel attention,
+ * no biases, ff 4 x hidden, vocab 65024, tied. */
+static vf_model *falcon7b(vf_dtype dt)
+{
+    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "tiiuae/falcon-7b");
+    const uint64_t h = 4544;
+    itl_add(m, "word_embeddings", dt, VF_ROLE_EMBED, -1, 65024, h);
+    for (int l = 0; l < 32; l++) {
+        itl_add(m, "input_layernorm", dt, VF_ROLE_NORM, l, 2 * h, 0);
+        itl_add(m, "query_key_value", dt, VF_ROLE_ATTN_QKV, l, h + 128, h);
+        itl_add(m, "dense", dt, VF_ROLE_ATTN_O, l, h, h);
+        itl_add(m, "dense_h_to_4h", dt, VF_ROLE_MLP_UP, l, 4 * h, h);
+        itl_add(m, "dense_4h_to_h", dt, VF_ROLE_MLP_DOWN, l, h, 4 * h);
+    }
+    itl_add(m, "ln_f", dt, VF_ROLE_NORM, -1, 2 * h, 0);
+    vf_hparams *hp = &m->hp;
+    hp->n_layers = 32, hp->hidden_size = h, hp->n_heads = 71, hp->n_kv_heads = 1, hp->head_dim = 64;
+    hp->intermediate_size = 4 * h, hp->vocab_size = 65024, hp->context_length = 2048, hp->torch_dtype = dt;
+    hp->tie_word_embeddings = true;
+    return m;
+}
+
+static uint64_t params_of(const vf_model *m)
+{
+    vf_model_totals t;
+    vf_model_totals_get(m, &t);
+    return t.params;
+}
+
+static vf_estimate run(const vf_model *m, const vf_estimate_opts *o)
+{
+    vf_estimate e;
+    vf_error err = {0};
+    if (vf_estimate_run(m, o, &e, &err) != VF_OK)
+        fail_msg("estimate: %s", err.msg);
+    return e;
+}
+
+/* ---- the seeds' worked examples (SEEDS.md: "1B in fp32 = 4 GB", "70B in
+ * fp32 = 280 GB", "a 4B model ... 8 GB in BF16") ---- */
+static void seeds_examples(void **state)
+{
+    (void)state;
+    struct { uint64_t rows, cols; vf_dtype dt; const char *reprice; double gb; } ex[] = {
+        {31250, 32000, VF_DTYPE_F32, "", 4.0},         /* 1e9 params stored fp32 */
+        {31250, 32000, VF_DTYPE_BF16, "f32", 4.0},     /* the same re-priced to fp32 */
+        {70000, 1000000, VF_DTYPE_BF16, "fp32", 280.0},
+        {62500, 64000, VF_DTYPE_F32, "bf16", 8.0},     /* 4e9 params in BF16 */
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "seed");
+        itl_add(m, "w", ex[i].dt, VF_ROLE_MLP_UP, 0, ex[i].rows, ex[i].cols);
+        vf_estimate_opts o;
+        vf_estimate_opts_init(&o);
+        snprintf(o.weights, sizeof o.weights, "%s", ex[i].reprice);
+        vf_estimate e = run(m, &o);
+        assert_int_equal(e.weights, (uint64_t)(ex[i].gb * 1e9));
+        vf_model_free(m);
+    }
+}
+
+/* ---- re-pricing: formats' own storage ---- */
+static void weights_repricing(void **state)
+{
+    (void)state;
+    vf_model *m = llama3_8b(8192);
+    assert_int_equal(params_of(m), 8030261248ull); /* param-counts.tsv, published */
+    vf__wprice w;
+    /* Q4_K everywhere 2-D (256-element rows divide 4096 and 14336): 4.5 bits
+     * on matrices, norms in F32 (llama-quant.cpp) */
+    assert_int_equal(vf__weights_price(m, "q4_k", VF_DTYPE_UNKNOWN, &w, NULL, NULL), VF_OK);
+    uint64_t mat = 8030261248ull - 65 * 4096ull, norms = 65 * 4096ull;
+    assert_int_equal(w.bytes, mat / 256 * 144 + norms * 4);
+    /* nf4 with double quant on the block linears only: codes n/2, one 8-bit
+     * absmax per 64, one fp32 per 256 blocks (QLoRA §2); embeddings, head and
+     * norms stay bf16 */
+    assert_int_equal(vf__weights_price(m, "nf4-dq", VF_DTYPE_UNKNOWN, &w, NULL, NULL), VF_OK);
+    uint64_t lin_per_layer[] = {4096 * 4096, 1024 * 4096, 1024 * 4096, 4096 * 4096, 14336 * 4096, 14336 * 4096,
+                                4096 * 14336};
+    uint64_t q = 0;
+    for (int l = 0; l < 32; l++)
+        for (int k = 0; k < 7; k++) {
+            uint64_t n = lin_per_layer[k], blocks = n / 64;
+            q += n / 2 + blocks + (blocks + 255) / 256 * 4;
+        }
+    uint64_t kept = (2 * 128256ull * 4096 + norms) * 2;
+    assert_int_equal(w.bytes, q + kept);
+    assert_true(fabs(8.0 * (double)q / (double)(w.quant_params) - 4.127) < 0.01);
+    /* LLM.int8: int8 codes + an fp32 scale per output row */
+    assert_int_equal(vf__weights_price(m, "int8", VF_DTYPE_UNKNOWN, &w, NULL, NULL), VF_OK);
+    uint64_t rows_per_layer = 4096 + 1024 + 1024 + 4096 + 14336 + 14336 + 4096;
+    assert_int_equal(w.bytes, (8030261248ull - 2 * 128256ull * 4096 - norms) + 32 * rows_per_layer * 4 + kept);
+    vf_model_free(m);
+}
+
+/* ---- KV cache, byte-exact against the engines' formulas ---- */
+
+/* GQA, llama.cpp (src/llama-kv-cache.cpp: per layer a K tensor of
+ * n_embd_k_gqa x kv_size and a V tensor of n_embd_v_gqa x kv_size in the
+ * cache type): measured.csv C12, Meta-Llama-3-8B at -c 8192 f16: "context
+ * 1024 MiB"; C13, Qwen3-1.7B (28 layers, 8 KV heads of 128) at 40960: 4480. */
+static void kv_gqa_llamacpp(void **state)
+{
+    (void)state;
+    vf_model *m = llama3_8b(8192);
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_LLAMACPP;
+    o.infer.context = 8192;
+    vf_estimate e = run(m, &o);
+    assert_int_equal(e.rb_context, 1024ull << 20);
+    assert_int_equal(e.rb_context, 8192ull * 32 * 2 * 8 * 128 * 2);
+    /* q8_0 K and V: 34 bytes per 32 elements (ggml block_q8_0) */
+    snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "q8_0");
+    o.infer.flash_attn = 1;
+    e = run(m, &o);
+    assert_int_equal(e.rb_context, 8192ull * 32 * 2 * (1024 / 32 * 34));
+    vf_model_free(m);
+
+    m = vf__model_new(VF_FORMAT_CONFIG, "qwen3-1.7b");
+    itl_add(m, "embed", VF_DTYPE_BF16, VF_ROLE_EMBED, -1, 151936, 2048);
+    vf_hparams *hp = &m->hp;
+    hp->n_layers = 28, hp->hidden_size = 2048, hp->n_heads = 16, hp->n_kv_heads = 8, hp->head_dim = 128;
+    hp->intermediate_size = 6144, hp->vocab_size = 151936;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_LLAMACPP;
+    o.infer.context = 40960;
+    e = run(m, &o);
+    assert_int_equal(e.rb_context, 4480ull << 20);
+    /* compute buffer on CUDA: 300 MiB (C13), within 10% */
+    assert_true(fabs(itl_rel(e.rb_compute / MIB, 300)) < 0.10);
+    vf_model_free(m);
+}
+
+/* MLA, DeepSeek-V3 config (61 layers, kv_lora_rank 512, qk_rope_head_dim
+ * 64, 128 heads, qk_nope 128, v_head_dim 128): vLLM MLAAttentionSpec caches
+ * one latent of 576 per layer (vllm/v1/kv_cache_interface.py); transformers
+ * caches decompressed K (nope + rope) and V per head. */
+static void kv_mla(void **state)
+{
+    (void)state;
+    vf_hparams hp = {0};
+    hp.n_layers = 61, hp.hidden_size = 7168, hp.n_heads = 128, hp.n_kv_heads = 128;
+    hp.kv_lora_rank = 512, hp.qk_rope_head_dim = 64, hp.qk_nope_head_dim = 128, hp.v_head_dim = 128;
+    assert_int_equal(vf__kv_bytes_per_token(&hp, true, VF_DTYPE_BF16, VF_DTYPE_BF16), 61ull * 576 * 2);
+    assert_int_equal(vf__kv_bytes_per_token(&hp, false, VF_DTYPE_BF16, VF_DTYPE_BF16),
+                     61ull * 128 * (192 + 128) * 2);
+}
+
+/* Sliding window, llama.cpp (src/llama-kv-cache-iswa.cpp): the SWA cache
+ * holds min(n_ctx, PAD(n_swa + n_ubatch, 256)) cells; gemma-2-9b (42 layers,
+ * alternating, window 4096, 8 KV heads of 256) at -c 8192: 21 layers x 8192
+ * cells + 21 layers x 4608 cells. --swa-full gives every layer 8192. */
+static void kv_swa_llamacpp(void **state)
+{
+    (void)state;
+    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "gemma-2-9b");
+    itl_add(m, "embed", VF_DTYPE_BF16, VF_ROLE_EMBED, -1, 256000, 3584);
+    vf_hparams *hp = &m->hp;
+    hp->n_layers = 42, hp->hidden_size = 3584, hp->n_heads = 16, hp->n_kv_heads = 8, hp->head_dim = 256;
+    hp->intermediate_size = 14336, hp->vocab_size = 256000, hp->sliding_window = 4096;
+    hp->layer_is_swa = calloc(42, 1);
+    for (int i = 0; i < 42; i += 2)
+        hp->layer_is_swa[i] = 1;
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_LLAMACPP;
+    o.infer.context = 8192;
+    vf_estimate e = run(m, &o);
+    uint64_t row = 2ull * 8 * 256 * 2; /* K + V f16 per cell and layer */
+    assert_int_equal(e.rb_context, 21 * 8192 * row + 21 * 4608 * row);
+    o.infer.swa_full = true;
+    e = run(m, &o);
+    assert_int_equal(e.rb_context, 42 * 8192 * row);
+    vf_model_free(m);
+}
+
+/* ---- vLLM: the KV pool within 5% of measured.csv ---- */
+static void vllm_pool(void **state)
+{
+    (void)state;
+    struct {
+        const char *row;
+        uint64_t ctx;
+        double gpu_gib;
+        const char *version;
+        const char *gpu;
+        uint64_t mml;
+        uint32_t tp;
+        double pool_gib, weights_gib;
+    } rows[] = {
+        /* A1: Llama-3.1-8B-Instruct, vLLM 0.11.0, H100 79.18 GiB, max-model-len 16000 */
+        {"A1", 131072, 79.18, "0.11.0", "H100", 16000, 1, 51.38, 14.99},
+        /* A2: Meta-Llama-3-8B, vLLM Dec 2024 (0.6.5, V0), 80 GB (79.22 GiB) */
+        {"A2", 8192, 79.22, "0.6.5", "H100", 0, 1, 53.29, 14.96},
+        /* A4: DeepSeek-R1-Distill-Llama-8B (Llama-3.1-8B shape), A10G 22.30 GiB */
+        {"A4", 131072, 22.30, "", "A10G", 8192, 1, 4.17, 14.99},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        vf_model *m = llama3_8b(rows[i].ctx);
+        vf_estimate_opts o;
+        vf_estimate_opts_init(&o);
+        o.runtime = VF_RUNTIME_VLLM;
+        o.gpu_bytes = (uint64_t)(rows[i].gpu_gib * GIB);
+        snprintf(o.infer.vllm_version, sizeof o.infer.vllm_version, "%s", rows[i].version);
+        snprintf(o.infer.gpu_name, sizeof o.infer.gpu_name, "%s", rows[i].gpu);
+        o.infer.max_model_len = rows[i].mml;
+        vf_estimate e = run(m, &o);
+        print_message("%s: pool %.2f GiB (measured %.2f), weights %.3f (%.2f), activations %.2f GiB\n", rows[i].row,
+                      e.kv_cache / GIB, rows[i].pool_gib, e.weights / GIB, rows[i].weights_gib, e.activations / GIB);
+        assert_true(e.starts);
+        assert_true(fabs(itl_rel(e.kv_cache / GIB, rows[i].pool_gib)) < 0.05);
+        assert_true(fabs(itl_rel(e.weights / GIB, rows[i].weights_gib)) < 0.005);
+        /* tokens: whole 16-token blocks of 32 layers x 2 x 8 x 128 x 2 B */
+        assert_int_equal(e.kv_cache_tokens * 131072ull, e.kv_cache);
+        assert_true(e.max_concurrency > 1.0);
+        vf_model_free(m);
+    }
+    /* A2d: tensor parallel 2, weights per GPU 7.48 GiB */
+    vf_model *m = llama3_8b(8192);
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_VLLM;
+    o.gpu_bytes = (uint64_t)(79.22 * GIB);
+    o.tp = 2;
+    vf_estimate e = run(m, &o);
+    assert_true(fabs(itl_rel(e.weights / GIB, 7.48)) < 0.005);
+    /* a 24 GB card at the full 131072 context does not start */
+    vf_model_free(m);
+    m = llama3_8b(131072);
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_VLLM;
+    o.gpu_bytes = (uint64_t)(22.30 * GIB);
+    e = run(m, &o);
+    assert_false(e.starts);
+    assert_non_null(strstr(e.reason, "max_model_len 131072"));
+    vf_model_free(m);
+}
+
+/* ---- transformers: within 5% of torch.cuda.max_memory_allocated() ---- */
+static double allocated_gib(const vf_estimate *e) { return (e->weights + e->kv_cache + e->activations) / GIB; }
+
+static void transformers_peaks(void **state)
+{
+    (void)state;
+    vf_model *m = octocoder();
+    assert_true(llabs((long long)params_of(m) - 15517456384ll) == 0);
+    struct { const char *row, *weights, *keep; double gib; } rows[] = {
+        /* D21a: torch_dtype=bfloat16; D21b/c: load_in_8bit / load_in_4bit
+         * without torch_dtype, so the unquantized tensors load as fp32 */
+        {"D21a", "", "", 29.0260648727417},
+        {"D21b", "int8", "f32", 15.219234466552734},
+        {"D21c", "int4", "f32", 9.543574333190918},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        vf_estimate_opts o;
+        vf_estimate_opts_init(&o);
+        o.runtime = VF_RUNTIME_TRANSFORMERS;
+        o.infer.context = 128; /* short prompt + 60 new tokens */
+        o.infer.prompt_tokens = 64;
+        snprintf(o.weights, sizeof o.weights, "%s", rows[i].weights);
+        snprintf(o.infer.keep_dtype, sizeof o.infer.keep_dtype, "%s", rows[i].keep);
+        vf_estimate e = run(m, &o);
+        print_message("%s: %.3f GiB (measured %.3f)\n", rows[i].row, allocated_gib(&e), rows[i].gib);
+        assert_true(fabs(itl_rel(allocated_gib(&e), rows[i].gib)) < 0.05);
+    }
+    vf_model_free(m);
+
+    /* E23a/b: falcon-7b, prompt + 256 new, fp32 and bf16 (GB = 1e9) */
+    struct { vf_dtype dt; double gb; } f[] = {{VF_DTYPE_F32, 28.95}, {VF_DTYPE_BF16, 14.50}};
+    for (size_t i = 0; i < 2; i++) {
+        m = falcon7b(f[i].dt);
+        assert_int_equal(params_of(m), 6921720704ull);
+        vf_estimate_opts o;
+        vf_estimate_opts_init(&o);
+        o.runtime = VF_RUNTIME_TRANSFORMERS;
+        o.infer.context = 300;
+        o.infer.prompt_tokens = 44;
+        vf_estimate e = run(m, &o);
+        double gb = allocated_gib(&e) * GIB / 1e9;
+        print_message("E23 %s: %.2f GB (measured %.2f)\n", vf_dtype_get(f[i].dt)->name, gb, f[i].gb);
+        assert_true(fabs(itl_rel(gb, f[i].gb)) < 0.05);
+        vf_model_free(m);
+    }
+
+    /* D20b: bert-large-uncased for sequence classification in fp32 after
+     * loading, as nvidia-smi shows it (weights + CUDA context): 2631 MB */
+    m = vf__model_new(VF_FORMAT_CONFIG, "bert-large");
+    itl_add(m, "all", VF_DTYPE_F32, VF_ROLE_OTHER, -1, 335143938, 0);
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_TRANSFORMERS;
+    o.infer.context = 1;
+    vf_estimate e = run(m, &o);
+    assert_true(fabs(itl_rel(e.per_gpu_bytes / MIB, 2631)) < 0.05);
+    vf_model_free(m);
+}
+
+/* ---- knobs: errors, eager attention, tensor parallel ---- */
+static void knobs(void **state)
+{
+    (void)state;
+    vf_model *m = llama3_8b(8192);
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    vf_estimate e;
+    vf_error err = {0};
+    snprintf(o.weights, sizeof o.weights, "q17");
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_VLLM;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL); /* no --gpu */
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_LLAMACPP;
+    o.infer.flash_attn = 0;
+    snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "f16,q8_0");
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL); /* quantized V needs FA */
+    /* eager attention materialises b x heads x q x q scores (+ fp32 softmax) */
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_TRANSFORMERS;
+    o.infer.context = 4096;
+    o.infer.attn = VF_ATTN_EAGER;
+    vf_estimate eager = run(m, &o);
+    o.infer.attn = VF_ATTN_SDPA;
+    vf_estimate sdpa = run(m, &o);
+    assert_true(eager.activations >= 32ull * 4096 * 4096 * (2 + 4));
+    assert_true(sdpa.activations < eager.activations / 4);
+    /* generic: tp divides matrices and KV */
+    vf_estimate_opts_init(&o);
+    o.infer.context = 8192;
+    vf_estimate one = run(m, &o);
+    o.tp = 4;
+    vf_estimate four = run(m, &o);
+    assert_int_equal(one.kv_cache, 8192ull * 131072);
+    assert_int_equal(four.kv_cache, one.kv_cache / 4);
+    assert_true(four.weights < one.weights / 3);
+    vf_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(seeds_examples),   cmocka_unit_test(weights_repricing), cmocka_unit_test(kv_gqa_llamacpp),
+        cmocka_unit_test(kv_mla),           cmocka_unit_test(kv_swa_llamacpp),   cmocka_unit_test(vllm_pool),
+        cmocka_unit_test(transformers_peaks), cmocka_unit_test(knobs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

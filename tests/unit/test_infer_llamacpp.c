@@ -1,0 +1,124 @@
+/* test_infer_llamacpp.c — --runtime llamacpp against llama.cpp's own buffers
+ * (../shared/reference/llamacpp/results.json: every ok run): model and KV
+ * within 0.5%, compute within 10%, output within 0.5% of what was printed. */
+#include "infer_testlib.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static double obj_sum(json_t *o)
+{
+    double s = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) s += json_number_value(v);
+    return s;
+}
+
+static vf_model *model_for(json_t *files, json_t *models, json_t *run)
+{
+    const char *file = json_string_value(json_object_get(run, "model_file"));
+    char head[512];
+    snprintf(head, sizeof head, REF "/llamacpp/heads/%s.head", file);
+    vf_model *m = itl_gguf_model(head);
+    (void)files;
+    /* hyper-parameters as llama.cpp read them from the GGUF metadata
+     * (results.json "models"; the GGUF reader will supply them) */
+    json_t *hp = json_object_get(models, json_string_value(json_object_get(run, "model_name")));
+    assert_non_null(hp);
+    m->hp.n_layers = (uint32_t)json_integer_value(json_object_get(hp, "n_layer"));
+    m->hp.hidden_size = (uint64_t)json_integer_value(json_object_get(hp, "n_embd"));
+    m->hp.n_heads = (uint32_t)json_integer_value(json_object_get(hp, "n_head"));
+    m->hp.n_kv_heads = (uint32_t)json_integer_value(json_object_get(hp, "n_head_kv"));
+    m->hp.head_dim = (uint32_t)json_integer_value(json_object_get(hp, "head_dim"));
+    m->hp.intermediate_size = (uint64_t)json_integer_value(json_object_get(hp, "n_ff"));
+    m->hp.tie_word_embeddings = json_is_true(json_object_get(hp, "tied"));
+    json_t *ne = json_object_get(hp, "n_expert");
+    if (ne) {
+        m->hp.n_experts = (uint32_t)json_integer_value(ne);
+        m->hp.n_experts_active = 2; /* llama.expert_used_count in extra_kv */
+        m->hp.moe_intermediate_size = (uint64_t)json_integer_value(json_object_get(hp, "n_ff_exp"));
+    }
+    for (size_t i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].role == VF_ROLE_EMBED)
+            m->hp.vocab_size = m->tensors[i].shape[0];
+    json_t *swa = json_object_get(json_object_get(hp, "extra_kv"), "gemma2.attention.sliding_window");
+    if (swa) {
+        m->hp.sliding_window = (uint32_t)json_integer_value(swa);
+        /* llama.cpp gemma2: set_swa_pattern(2) — even layers slide */
+        m->hp.layer_is_swa = calloc(m->hp.n_layers, 1);
+        for (uint32_t il = 0; il < m->hp.n_layers; il++)
+            m->hp.layer_is_swa[il] = il % 2 == 0;
+    }
+    return m;
+}
+
+static void every_ok_run(void **state)
+{
+    (void)state;
+    json_t *root = itl_json(REF "/llamacpp/results.json");
+    json_t *runs = json_object_get(root, "runs"), *models = json_object_get(root, "models");
+    size_t i, checked = 0;
+    json_t *run;
+    double worst_compute = 0;
+    json_array_foreach(runs, i, run)
+    {
+        if (!json_is_true(json_object_get(run, "ok")))
+            continue;
+        const char *id = json_string_value(json_object_get(run, "run_id"));
+        vf_model *m = model_for(json_object_get(root, "files"), models, run);
+        vf_estimate_opts o;
+        vf_estimate_opts_init(&o);
+        o.runtime = VF_RUNTIME_LLAMACPP;
+        o.infer.context = (uint64_t)json_integer_value(json_object_get(run, "ctx"));
+        o.infer.ubatch = (uint64_t)json_integer_value(json_object_get(run, "ubatch"));
+        o.infer.lc_batch = (uint64_t)json_integer_value(json_object_get(run, "batch"));
+        o.infer.parallel = (uint32_t)json_integer_value(json_object_get(run, "n_parallel"));
+        o.infer.flash_attn = strcmp(json_string_value(json_object_get(run, "flash_attn")), "on") == 0;
+        o.infer.swa_full = json_is_true(json_object_get(run, "swa_full"));
+        o.infer.n_gpu_layers = 0; /* the reference ran on the CPU backend */
+        snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "%s,%s",
+                 json_string_value(json_object_get(run, "cache_type_k")),
+                 json_string_value(json_object_get(run, "cache_type_v")));
+        vf_estimate e;
+        vf_error err = {0};
+        if (vf_estimate_run(m, &o, &e, &err) != VF_OK)
+            fail_msg("%s: %s", id, err.msg);
+
+        /* model: the mapped (or loaded) buffers; where this CPU repacked Q4
+         * tensors into CPU_REPACK while the mapping stays, llama.cpp's own
+         * printed model size (the repack copy is CPU-backend specific) */
+        json_t *mb = json_object_get(run, "model_buffers_MiB");
+        double model_ref = obj_sum(mb);
+        if (json_object_get(mb, "CPU_REPACK") && json_object_get(mb, "CPU_Mapped"))
+            model_ref = atof(json_string_value(json_object_get(run, "file_size_reported")));
+        double kv_ref = 0;
+        size_t j;
+        json_t *c;
+        json_array_foreach(json_object_get(run, "kv_cache"), j, c) kv_ref += json_number_value(json_object_get(c, "total_MiB"));
+        double compute_ref = obj_sum(json_object_get(run, "compute_buffers_MiB"));
+        double out_ref = obj_sum(json_object_get(run, "output_buffers_MiB"));
+
+        double dm = itl_rel(e.rb_model / MIB, model_ref), dk = itl_rel(e.rb_context / MIB, kv_ref);
+        double dc = itl_rel(e.rb_compute / MIB, compute_ref);
+        if (fabs(dm) > 0.005 || fabs(dk) > 0.005 || fabs(dc) > 0.10 ||
+            fabs(e.rb_output / MIB - out_ref) > 0.005 + 0.005 * out_ref)
+            fail_msg("%s: model %.2f/%.2f kv %.3f/%.3f compute %.2f/%.2f output %.3f/%.2f MiB", id,
+                     e.rb_model / MIB, model_ref, e.rb_context / MIB, kv_ref, e.rb_compute / MIB, compute_ref,
+                     e.rb_output / MIB, out_ref);
+        if (fabs(dc) > worst_compute)
+            worst_compute = fabs(dc);
+        checked++;
+        vf_model_free(m);
+    }
+    print_message("llama.cpp: %zu runs checked, worst compute-buffer error %.1f%%\n", checked, worst_compute * 100);
+    assert_true(checked >= 80);
+    json_decref(root);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_ok_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
