@@ -18,9 +18,20 @@ typedef struct vf__wprice {
     uint64_t quant_params;   /* weights the scheme quantized */
     uint64_t sharded_bytes;  /* part that tensor parallelism divides (matrices, embeddings) */
     uint64_t largest_src;    /* largest quantized tensor at its stored size (load-time transient) */
+    uint64_t largest_src_elems;
     double bits;             /* bits per weight achieved over all parameters */
     vf_dtype act_dtype;      /* dtype activations and the KV cache default to */
 } vf__wprice;
+
+/* One tensor's price under a scheme. */
+typedef struct vf__pricer {
+    bool requant, gguf;
+    vf_quant_scheme q;
+    vf_dtype to_float, keep;
+} vf__pricer;
+VF_HIDDEN vf_status vf__pricer_init(vf__pricer *p, const char *scheme, vf_dtype keep, vf_error *err);
+/* Bytes of t as the scheme stores it; *quantized when the scheme quantized it. */
+VF_HIDDEN uint64_t vf__pricer_tensor(const vf__pricer *p, const vf_tensor *t, bool *quantized);
 
 /* Prices every tensor as stored, or re-priced with o->weights. keep_dtype
  * (VF_DTYPE_UNKNOWN = as stored) is what a bitsandbytes/GPTQ load keeps the

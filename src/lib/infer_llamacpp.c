@@ -87,16 +87,15 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
     /* weights: blocks by layer; token embeddings stay on the host (the input
      * layer is always the CPU, llama-model.cpp dev_input); output on the
      * output layer's device; a tied output is a duplicated copy there. */
-    double scale = w.bytes && m->n_tensors ? 1.0 : 0.0;
-    uint64_t stored = 0;
-    for (size_t i = 0; i < m->n_tensors; i++)
-        stored += m->tensors[i].n_bytes;
-    scale = stored ? (double)w.bytes / (double)stored : 1.0;
+    vf__pricer pr;
+    if ((st = vf__pricer_init(&pr, o->weights, VF_DTYPE_UNKNOWN, err)) != VF_OK)
+        return st;
     bool has_output = false;
     uint64_t embd_bytes = 0;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
-        uint64_t b = (uint64_t)((double)t->n_bytes * scale + 0.5);
+        bool qd;
+        uint64_t b = vf__pricer_tensor(&pr, t, &qd);
         int dev;
         if (t->role == VF_ROLE_EMBED || t->role == VF_ROLE_POS_EMBED) {
             dev = -1;

@@ -73,8 +73,7 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
     vf_quant_scheme qs;
     if (o->weights[0] && vf_quant_scheme_parse(o->weights, &qs) == VF_OK && qs.method &&
         strcmp(qs.method, "bitsandbytes") == 0 && strcmp(qs.name, "int8") != 0 && q > 1) {
-        /* w.largest_src is at the stored size; the dequantized copy is in the compute dtype */
-        deq = w.largest_src / 2 * a;
+        deq = vf__smul(w.largest_src_elems, a);
     }
     uint64_t work = att;
     if (mlp > work)

@@ -136,44 +136,74 @@ static vf_dtype dominant_float(const vf_model *m)
     return best;
 }
 
+vf_status vf__pricer_init(vf__pricer *p, const char *scheme, vf_dtype keep, vf_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->keep = keep;
+    p->to_float = VF_DTYPE_UNKNOWN;
+    p->requant = scheme && *scheme;
+    if (!p->requant)
+        return VF_OK;
+    if (vf_quant_scheme_parse(scheme, &p->q) != VF_OK)
+        return vf__err(err, VF_EINVAL, scheme, "unknown weight format (see vramfit dtypes)");
+    const char *meth = p->q.method ? p->q.method : "";
+    p->gguf = strcmp(meth, "gguf") == 0;
+    if (strcmp(meth, "float") == 0)
+        p->to_float = vf_dtype_from_name(p->q.name);
+    return VF_OK;
+}
+
+uint64_t vf__pricer_tensor(const vf__pricer *p, const vf_tensor *t, bool *quantized)
+{
+    *quantized = false;
+    if (!p->requant)
+        return t->n_bytes;
+    if (p->to_float != VF_DTYPE_UNKNOWN) {
+        if (is_float(t->dtype) || (t->flags & VF_TENSOR_PACKED) || vf_dtype_get(t->dtype)->block_elements > 1)
+            return vf__dt_bytes(p->to_float, t->n_params ? t->n_params : t->n_elements);
+        return t->n_bytes;
+    }
+    if (p->gguf) {
+        if (gguf_quantizes(t)) {
+            uint64_t row = t->shape[t->n_dims - 1];
+            vf_dtype dt = gguf_fallback(p->q.gguf_type, row);
+            *quantized = true;
+            return vf__smul(t->n_elements / (row ? row : 1), vf__dt_bytes(dt, row));
+        }
+        if (t->n_dims <= 1 && is_float(t->dtype))
+            return vf__dt_bytes(VF_DTYPE_F32, t->n_elements);
+        return t->n_bytes;
+    }
+    if (is_block_linear(t) && is_float(t->dtype)) {
+        *quantized = true;
+        return linear_bytes(&p->q, t);
+    }
+    return kept_bytes(t, p->keep);
+}
+
 vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep, vf__wprice *w, vf_estimate *e,
                             vf_error *err)
 {
     memset(w, 0, sizeof *w);
-    vf_quant_scheme q;
-    bool requant = scheme && *scheme;
-    if (requant && vf_quant_scheme_parse(scheme, &q) != VF_OK)
-        return vf__err(err, VF_EINVAL, scheme, "unknown weight format (see vramfit dtypes)");
+    vf__pricer pr;
+    vf_status st = vf__pricer_init(&pr, scheme, keep, err);
+    if (st != VF_OK)
+        return st;
+    bool requant = pr.requant, gguf = pr.gguf;
+    const vf_quant_scheme q = pr.q;
     const char *meth = requant && q.method ? q.method : "";
-    bool gguf = requant && strcmp(meth, "gguf") == 0;
-    vf_dtype to_float = VF_DTYPE_UNKNOWN;
-    if (requant && strcmp(meth, "float") == 0)
-        to_float = vf_dtype_from_name(q.name);
-
+    vf_dtype to_float = pr.to_float;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
-        uint64_t b = t->n_bytes, p = (t->flags & VF_TENSOR_NOT_PARAM) ? 0 : t->n_params;
-        if (!requant) {
-            /* as stored */
-        } else if (to_float != VF_DTYPE_UNKNOWN) {
-            if (is_float(t->dtype) || (t->flags & VF_TENSOR_PACKED) || vf_dtype_get(t->dtype)->block_elements > 1)
-                b = vf__dt_bytes(to_float, t->n_params ? t->n_params : t->n_elements);
-        } else if (gguf) {
-            if (gguf_quantizes(t)) {
-                uint64_t row = t->shape[t->n_dims - 1];
-                vf_dtype dt = gguf_fallback(q.gguf_type, row);
-                b = vf__smul(t->n_elements / (row ? row : 1), vf__dt_bytes(dt, row));
-                w->quant_params += p;
-            } else if (t->n_dims <= 1 && is_float(t->dtype)) {
-                b = vf__dt_bytes(VF_DTYPE_F32, t->n_elements);
-            }
-        } else if (is_block_linear(t) && is_float(t->dtype)) {
-            if (t->n_bytes > w->largest_src)
-                w->largest_src = t->n_bytes;
-            b = linear_bytes(&q, t);
+        uint64_t p = (t->flags & VF_TENSOR_NOT_PARAM) ? 0 : t->n_params;
+        bool qd;
+        uint64_t b = vf__pricer_tensor(&pr, t, &qd);
+        if (qd) {
             w->quant_params += p;
-        } else {
-            b = kept_bytes(t, keep);
+            if (!gguf && t->n_bytes > w->largest_src) {
+                w->largest_src = t->n_bytes;
+                w->largest_src_elems = t->n_elements;
+            }
         }
         w->bytes = vf__sadd(w->bytes, b);
         w->params += p;

@@ -364,6 +364,57 @@ static void transformers_peaks(void **state)
     vf_model_free(m);
 }
 
+
+/* ---- llama.cpp placement (src/llama-model.cpp load_tensors): the last
+ * -ngl blocks go to the GPUs and the output layer counts as one more
+ * (i_gpu_start = max(n_layer + 1 - ngl, 0)); token embeddings stay in host
+ * memory; layers split over devices by upper_bound over the cumulative
+ * tensor-split fractions of (il - i_gpu_start) / (n_layer + 1 - i_gpu_start). */
+static void llamacpp_placement(void **state)
+{
+    (void)state;
+    vf_model *m = llama3_8b(8192);
+    const uint64_t embd = 128256ull * 4096 * 2, out = embd;
+    const uint64_t block = (2 * 4096ull * 4096 + 2 * 1024ull * 4096 + 3 * 14336ull * 4096 + 2 * 4096) * 2;
+    const uint64_t total = embd + out + 32 * block + 4096 * 2;
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_LLAMACPP;
+    o.infer.context = 8192;
+    vf_estimate e = run(m, &o);
+    assert_int_equal(e.rb_model, total);
+    assert_int_equal(e.weights, total - embd); /* everything but token_embd on the GPU */
+    assert_int_equal(e.kv_cache, 1024ull << 20);
+    assert_true(e.host_bytes >= embd + 128256ull * 4);
+    /* -ngl 16: start = 33 - 16 = 17: blocks 17..31 and the output */
+    o.infer.n_gpu_layers = 16;
+    e = run(m, &o);
+    assert_int_equal(e.weights, 15 * block + out + 4096 * 2);
+    assert_int_equal(e.kv_cache, 15ull * 8192 * 2 * 1024 * 2);
+    /* two GPUs split 3:1: positions il/33 < 0.75 (blocks 0..24) on the first */
+    o.infer.n_gpu_layers = -1;
+    o.infer.n_split = 2;
+    o.infer.tensor_split[0] = 3;
+    o.infer.tensor_split[1] = 1;
+    e = run(m, &o);
+    assert_int_equal(e.gpus, 2);
+    assert_int_equal(e.rb_context, 1024ull << 20);
+    assert_true(e.total_bytes > e.per_gpu_bytes);
+    vf_model_free(m);
+
+    /* tied output (no output tensor): duplicated onto the GPU (TENSOR_DUPLICATED) */
+    m = vf__model_new(VF_FORMAT_CONFIG, "tied");
+    itl_add(m, "token_embd.weight", VF_DTYPE_F16, VF_ROLE_EMBED, -1, 32000, 512);
+    itl_add(m, "blk.0.ffn_up.weight", VF_DTYPE_F16, VF_ROLE_MLP_UP, 0, 1024, 512);
+    m->hp.n_layers = 1, m->hp.hidden_size = 512, m->hp.n_heads = 8, m->hp.n_kv_heads = 8, m->hp.head_dim = 64;
+    m->hp.vocab_size = 32000, m->hp.tie_word_embeddings = true, m->hp.intermediate_size = 1024;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_LLAMACPP;
+    e = run(m, &o);
+    assert_int_equal(e.weights, 1024ull * 512 * 2 + 32000ull * 512 * 2);
+    vf_model_free(m);
+}
+
 /* ---- knobs: errors, eager attention, tensor parallel ---- */
 static void knobs(void **state)
 {
@@ -410,7 +461,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(seeds_examples),   cmocka_unit_test(weights_repricing), cmocka_unit_test(kv_gqa_llamacpp),
         cmocka_unit_test(kv_mla),           cmocka_unit_test(kv_swa_llamacpp),   cmocka_unit_test(vllm_pool),
-        cmocka_unit_test(transformers_peaks), cmocka_unit_test(knobs),
+        cmocka_unit_test(transformers_peaks), cmocka_unit_test(llamacpp_placement), cmocka_unit_test(knobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
