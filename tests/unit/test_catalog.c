@@ -198,6 +198,17 @@ static void test_suggest(void **state)
     assert_int_equal(vf_catalog_suggest("--", out, 5), 0);
     assert_int_equal(vf_catalog_suggest("qwen", out, 0), 0);
     assert_int_equal(vf_catalog_suggest(NULL, out, 5), 0);
+    /* names far longer than any id: compared on a bounded prefix, no overflow */
+    char *big = malloc(20001);
+    assert_non_null(big);
+    memset(big, 'q', 20000);
+    big[20000] = 0;
+    assert_int_equal(vf_catalog_find(big), NOT_FOUND);
+    assert_true(vf_catalog_suggest(big, out, 5) <= 5);
+    memcpy(big, "Qwen/", 5);
+    big[9000] = '/';
+    assert_true(vf_catalog_suggest(big, out, 5) <= 5);
+    free(big);
 }
 
 /* vf_model_open names the near misses for an unknown name. */
