@@ -378,6 +378,38 @@ VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
 /* ------------------------------------------------------------------------ */
 /* catalog: section owned by the catalog module */
 
+/*
+ * The catalog is a set of real Hugging Face config.json files embedded at
+ * build time (data/models/<org>__<name>.json ↔ "<org>/<name>"). A catalog
+ * name is the Hugging Face id ("Qwen/Qwen3-8B") or its alias, the part after
+ * the slash ("qwen3-8b"), matched case-insensitively. Entries are sorted by
+ * id, case-insensitively.
+ */
+typedef struct vf_catalog_info {
+    const char *id;          /* "Qwen/Qwen3-8B" */
+    const char *alias;       /* "qwen3-8b" (lower case) */
+    const char *family;      /* the config's model_type ("qwen3"), "" if absent */
+    uint64_t context_length; /* max_position_embeddings (or n_positions, or the
+                                text_config's); 0 when the config states none */
+} vf_catalog_info;
+
+/** Number of catalog models. */
+VF_API size_t vf_catalog_count(void);
+/** Entry i in [0, count); VF_EINVAL when out of range. Strings are static. */
+VF_API vf_status vf_catalog_entry(size_t i, vf_catalog_info *out);
+/** Index of the entry a name or alias denotes, or (size_t)-1. */
+VF_API size_t vf_catalog_find(const char *name);
+/** The embedded config.json text of entry i (NUL-terminated), NULL when out of range. */
+VF_API const char *vf_catalog_config(size_t i, size_t *len);
+/**
+ * Near misses for a name that is not in the catalog ("llama3-8b",
+ * "qwen-3-8b", "mistral7b"): up to n entry ids, best first, written to out
+ * (static strings). Ranking ignores case and punctuation, prefers names that
+ * contain the query, then edit distance. Returns how many were written; 0
+ * when nothing is close.
+ */
+VF_API size_t vf_catalog_suggest(const char *name, const char **out, size_t n);
+
 /* ------------------------------------------------------------------------ */
 /* The memory model: estimate (inference and training)                       */
 /* ------------------------------------------------------------------------ */
