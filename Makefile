@@ -22,6 +22,11 @@ OPT     ?= -O2 -g
 ifeq ($(SAN),1)
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 endif
+# Quiet build lines ("  CC  file") unless V=1.
+ifneq ($(V),1)
+QUIET = @printf '  %-6s %s\n' '$(1)' '$(2)';
+MAKEFLAGS += --no-print-directory
+endif
 CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) -fPIC -Iinclude -Isrc/lib $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(OPT) $(LDFLAGS)
 LIBS        = $(PKG_LIBS) -ldl -lpthread -lm
@@ -45,17 +50,17 @@ all: $(BUILD)/vramfit $(BUILD)/libvramfit.a $(BUILD)/libvramfit.so $(BUILD)/vram
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -MMD -MP -c $< -o $@
+	$(call QUIET,CC,$<)$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -MMD -MP -c $< -o $@
 
 $(BUILD)/libvramfit.a: $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call QUIET,AR,$@)ar rcs $@ $^
 
 $(BUILD)/libvramfit.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libvramfit.so.0 $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(call QUIET,LD,$@)$(CC) -shared -Wl,-soname,libvramfit.so.0 $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
 $(BUILD)/vramfit: $(CLI_OBJS) $(BUILD)/libvramfit.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libvramfit.a $(LIBS)
+	$(call QUIET,LD,$@)$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libvramfit.a $(LIBS)
 
 $(BUILD)/vramfit.pc: Makefile
 	@mkdir -p $(BUILD)
@@ -63,12 +68,12 @@ $(BUILD)/vramfit.pc: Makefile
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvramfit.a tests/unit/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libvramfit.a $(CMOCKA_LIBS) $(LIBS) $(LDFLAGS_ALL)
+	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libvramfit.a $(CMOCKA_LIBS) $(LIBS) $(LDFLAGS_ALL)
 
 # Each fuzz harness, linked with a plain main that replays its corpus.
 $(BUILD)/replay/%: fuzz/%.c fuzz/replay.c $(BUILD)/libvramfit.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< fuzz/replay.c $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
+	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) -o $@ $< fuzz/replay.c $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
 
 deps:
 	@./tools/deps.sh
@@ -92,7 +97,7 @@ FUZZ_CC ?= clang
 fuzz: $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 build/fuzz/%: fuzz/%.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc/lib $(PKG_CFLAGS) \
+	$(call QUIET,CLANG,$@)$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc/lib $(PKG_CFLAGS) \
 	  -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(PKG_LIBS) -ldl -lpthread -lm
 
 bench: all
