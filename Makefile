@@ -15,6 +15,9 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# libmicrohttpd: the CLI only ('vramfit serve'); the library does not need it.
+MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CSTD    := -std=c17 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
@@ -27,7 +30,7 @@ ifneq ($(V),1)
 QUIET = @printf '  %-6s %s\n' '$(1)' '$(2)';
 MAKEFLAGS += --no-print-directory
 endif
-CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) -fPIC -Iinclude -Isrc/lib $(PKG_CFLAGS) $(CFLAGS)
+CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) -fPIC -Iinclude -Isrc/lib $(PKG_CFLAGS) $(MHD_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(OPT) $(LDFLAGS)
 LIBS        = $(PKG_LIBS) -ldl -lpthread -lm
 
@@ -60,7 +63,7 @@ $(BUILD)/libvramfit.so: $(LIB_OBJS)
 	$(call QUIET,LD,$@)$(CC) -shared -Wl,-soname,libvramfit.so.0 $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
 $(BUILD)/vramfit: $(CLI_OBJS) $(BUILD)/libvramfit.a
-	$(call QUIET,LD,$@)$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libvramfit.a $(LIBS)
+	$(call QUIET,LD,$@)$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libvramfit.a $(MHD_LIBS) $(LIBS)
 
 $(BUILD)/vramfit.pc: Makefile
 	@mkdir -p $(BUILD)

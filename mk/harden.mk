@@ -3,3 +3,9 @@ $(BUILD)/tests/gen_corrupt: tests/corrupt/gen_corrupt.c
 	@mkdir -p $(dir $@)
 	$(call QUIET,CC,$@)$(CC) $(CSTD) $(OPT) $(WARN) -o $@ $<
 CHECK_EXTRA += $(BUILD)/tests/gen_corrupt
+
+# A tiny HTTP client for tests/cli/test_serve.sh (no curl needed).
+$(BUILD)/tests/http_get: tests/cli/http_get.c
+	@mkdir -p $(dir $@)
+	$(call QUIET,CC,$@)$(CC) $(CSTD) $(OPT) $(WARN) -o $@ $<
+CHECK_EXTRA += $(BUILD)/tests/http_get
