@@ -9,3 +9,9 @@ $(BUILD)/tests/http_get: tests/cli/http_get.c
 	@mkdir -p $(dir $@)
 	$(call QUIET,CC,$@)$(CC) $(CSTD) $(OPT) $(WARN) -o $@ $<
 CHECK_EXTRA += $(BUILD)/tests/http_get
+
+# make bench: inspect of a DeepSeek-V3-scale header against reading its bytes.
+$(BUILD)/bench/bench_inspect: bench/bench_inspect.c $(BUILD)/libvramfit.a
+	@mkdir -p $(dir $@)
+	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
+bench: $(BUILD)/bench/bench_inspect

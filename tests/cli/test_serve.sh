@@ -4,6 +4,7 @@
 GET=${BUILD:-build}/tests/http_get
 if [ ! -x "$GET" ]; then fail "serve client" "$GET not built"; exit 1; fi
 
+: >"$TMP/serve.err"
 "$VF" serve --addr 127.0.0.1:0 2>"$TMP/serve.err" &
 pid=$!
 port=""
