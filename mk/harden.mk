@@ -15,3 +15,10 @@ $(BUILD)/bench/bench_inspect: bench/bench_inspect.c $(BUILD)/libvramfit.a
 	@mkdir -p $(dir $@)
 	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
 bench: $(BUILD)/bench/bench_inspect
+
+# test_util wraps malloc/calloc/realloc to check that no allocation follows a
+# length a file merely claims (see test_bounded_allocation).
+$(BUILD)/tests/test_util: tests/unit/test_util.c $(BUILD)/libvramfit.a tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -Isrc/lib -o $@ $< $(BUILD)/libvramfit.a \
+	  -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc $(CMOCKA_LIBS) $(LIBS) $(LDFLAGS_ALL)
