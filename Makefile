@@ -114,7 +114,7 @@ install: all
 	install -m 755 $(BUILD)/libvramfit.so $(DESTDIR)$(PREFIX)/lib/libvramfit.so.0
 	ln -sf libvramfit.so.0 $(DESTDIR)$(PREFIX)/lib/libvramfit.so
 	install -m 644 include/vramfit.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(BUILD)/vramfit.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(BUILD)/vramfit.pc >$(DESTDIR)$(PREFIX)/lib/pkgconfig/vramfit.pc
 	install -m 644 docs/vramfit.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
