@@ -98,7 +98,8 @@ test: deps
 
 FUZZ_CC ?= clang
 fuzz: $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
-build/fuzz/%: fuzz/%.c $(LIB_SRCS) $(GEN_SRCS)
+build/fuzz/%: fuzz/%.c $(LIB_SRCS) $(GEN_SRCS) include/vramfit.h src/lib/internal.h
+	@command -v $(FUZZ_CC) >/dev/null || { echo 'vramfit: make fuzz needs $(FUZZ_CC) (Debian: clang)' >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(call QUIET,CLANG,$@)$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc/lib $(PKG_CFLAGS) \
 	  -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(PKG_LIBS) -ldl -lpthread -lm

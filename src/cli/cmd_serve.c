@@ -1,6 +1,6 @@
 /* cmd_serve.c — vramfit serve: the calculator as a local web page.
  *
- * libmicrohttpd answers on one internal thread; the main thread waits for
+ * libmicrohttpd answers with a thread per connection; the main thread waits for
  * SIGINT or SIGTERM (blocked everywhere, taken with sigwait) and then stops
  * the daemon, which closes every connection. */
 #include "cli.h"
@@ -126,7 +126,8 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD;
+    /* a thread per connection: one slow request does not hold up the page */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(

@@ -2,6 +2,7 @@
  * process: the answer is byte for byte what the command prints with --json,
  * a malformed model can never take the server down, and a request that runs
  * too long is killed. */
+#define _GNU_SOURCE /* pipe2: close-on-exec from the start, as requests spawn from several threads */
 #include "serve.h"
 
 #include <errno.h>
@@ -32,16 +33,11 @@ int vf_serve_run(char *const argv[], int timeout_s, size_t out_cap, char **out, 
     *out_len = 0;
     errline[0] = '\0';
     int po[2] = {-1, -1}, pe[2] = {-1, -1};
-    /* one thread spawns, so no other spawn can inherit these before FD_CLOEXEC is set */
-    if (pipe(po) != 0 || pipe(pe) != 0) {
+    if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
         snprintf(errline, errline_cap, "cannot create a pipe: %s", strerror(errno));
         if (po[0] >= 0)
             close(po[0]), close(po[1]);
         return -1;
-    }
-    for (int i = 0; i < 2; i++) {
-        fcntl(po[i], F_SETFD, FD_CLOEXEC);
-        fcntl(pe[i], F_SETFD, FD_CLOEXEC);
     }
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
