@@ -381,6 +381,15 @@ static vf_status read_config_file(vf_model *m, const char *path, vf_error *err)
     char *text = NULL;
     size_t len = 0;
     vf_status st = vf__read_small_file(path, VF_MAX_CONFIG_BYTES, &text, &len, err);
+    if (st == VF_OK) {
+        /* refuse malformed json here, the same way for every config reader */
+        json_t *j = vf__json_parse(text, len, path, err);
+        if (!j)
+            st = VF_EFORMAT;
+        else if (!json_is_object(j))
+            st = vf__err(err, VF_EFORMAT, path, "config is not a json object");
+        json_decref(j);
+    }
     if (st == VF_OK)
         st = vf__hfconfig_read_text(m, text, len, path, err);
     free(text);
