@@ -53,7 +53,7 @@ VF_HIDDEN bool vf__kv_dtype_parse(const char *s, vf_dtype def, vf_dtype *k, vf_d
 /* Whole-model KV bytes per token for one sequence with every layer at full
  * length (the assumptions table's figure). */
 VF_HIDDEN uint64_t vf__kv_bytes_per_token(const vf_hparams *hp, bool mla_latent, vf_dtype k, vf_dtype v);
-/* Recurrent (SSM / linear attention) state per sequence, all layers. */
+/* Recurrent (SSM / linear attention) state per sequence, all recurrent layers. */
 VF_HIDDEN uint64_t vf__recurrent_bytes(const vf_hparams *hp);
 
 /* ---- overhead figures (infer_overhead.c) ---- */

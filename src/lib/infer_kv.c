@@ -114,7 +114,17 @@ uint64_t vf__kv_bytes_per_token(const vf_hparams *hp, bool mla_latent, vf_dtype 
     return total;
 }
 
-uint64_t vf__recurrent_bytes(const vf_hparams *hp) { return hp->recurrent_state_bytes; }
+/* recurrent_state_bytes is per sequence and recurrent layer (the layers
+ * without a KV cache of their own; every layer when none is marked). */
+uint64_t vf__recurrent_bytes(const vf_hparams *hp)
+{
+    if (!hp->recurrent_state_bytes)
+        return 0;
+    uint64_t n = 0;
+    for (uint32_t il = 0; il < hp->n_layers; il++)
+        n += !hp->layer_no_kv || hp->layer_no_kv[il];
+    return vf__smul(hp->recurrent_state_bytes, n);
+}
 
 bool vf__hp_has_attention(const vf_hparams *hp) { return hp->n_layers > 0 && (hp->n_heads > 0 || hp->layer_n_heads); }
 

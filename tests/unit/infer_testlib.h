@@ -13,84 +13,35 @@
 
 #define REF "../shared/reference"
 
-static inline uint64_t itl_u64(const unsigned char *p)
+/* Rebuilds a full-size sparse GGUF from a saved header (as
+ * ../shared/tools/gguf-grow does: the header, then truncate to the size in
+ * HEAD.size) into dir/name, and opens it with the library's reader. */
+static inline vf_model *itl_open_grown(const char *dir, const char *name)
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-static inline uint32_t itl_u32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-
-/* size of one metadata value of type t at p (GGUF v3), 0 on a bad type */
-static inline size_t itl_skip(const unsigned char *p, uint32_t t)
-{
-    static const size_t sz[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
-    if (t > 12)
-        return 0;
-    if (t == 8)
-        return 8 + (size_t)itl_u64(p);
-    if (t == 9) {
-        uint32_t et = itl_u32(p);
-        uint64_t n = itl_u64(p + 4);
-        size_t off = 12;
-        for (uint64_t i = 0; i < n; i++)
-            off += itl_skip(p + off, et);
-        return off;
-    }
-    return sz[t];
-}
-
-/* Reads the tensor table of a saved GGUF header into a new model. */
-static inline vf_model *itl_gguf_model(const char *head_path)
-{
-    FILE *f = fopen(head_path, "rb");
+    char head[512], sz[600], out[512];
+    snprintf(head, sizeof head, REF "/llamacpp/heads/%s.head", name);
+    snprintf(sz, sizeof sz, "%s.size", head);
+    snprintf(out, sizeof out, "%s/%s", dir, name);
+    FILE *f = fopen(sz, "r");
     assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)n);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    unsigned long long size = 0;
+    assert_int_equal(fscanf(f, "%llu", &size), 1);
     fclose(f);
-    assert_memory_equal(b, "GGUF", 4);
-    uint64_t nt = itl_u64(b + 8), nkv = itl_u64(b + 16);
-    size_t off = 24;
-    for (uint64_t i = 0; i < nkv; i++) {
-        off += 8 + (size_t)itl_u64(b + off);
-        uint32_t t = itl_u32(b + off);
-        off += 4;
-        off += itl_skip(b + off, t);
-    }
-    vf_model *m = vf__model_new(VF_FORMAT_GGUF, head_path);
-    assert_non_null(m);
-    for (uint64_t i = 0; i < nt; i++) {
-        uint64_t ln = itl_u64(b + off);
-        char name[256];
-        assert_true(ln < sizeof name);
-        memcpy(name, b + off + 8, ln);
-        name[ln] = 0;
-        off += 8 + ln;
-        vf_tensor t = {0};
-        t.name = name;
-        t.n_dims = itl_u32(b + off);
-        off += 4;
-        uint64_t ne[8], cnt = 1;
-        for (uint32_t d = 0; d < t.n_dims; d++) {
-            ne[d] = itl_u64(b + off);
-            off += 8;
-            cnt *= ne[d];
-        }
-        for (uint32_t d = 0; d < t.n_dims; d++)
-            t.shape[d] = ne[t.n_dims - 1 - d]; /* PyTorch order */
-        t.dtype = vf_dtype_from_gguf(itl_u32(b + off));
-        off += 4 + 8;
-        t.n_elements = t.n_params = cnt;
-        assert_int_equal(vf_dtype_bytes(t.dtype, cnt, &t.n_bytes), VF_OK);
-        t.file = VF_NO_FILE;
-        assert_non_null(vf__model_add_tensor(m, &t));
-    }
-    free(b);
-    vf__model_classify(m);
+    f = fopen(head, "rb");
+    assert_non_null(f);
+    FILE *o = fopen(out, "wb");
+    assert_non_null(o);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, o), n);
+    fclose(f);
+    assert_int_equal(fclose(o), 0);
+    assert_int_equal(truncate(out, (off_t)size), 0);
+    vf_model *m = NULL;
+    vf_error err = {0};
+    if (vf_model_open(out, &m, &err) != VF_OK)
+        fail_msg("%s: %s", out, err.msg);
     return m;
 }
 

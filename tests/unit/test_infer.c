@@ -8,85 +8,31 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024.0 * 1024.0)
 
-/* ---- hand-built models (until config.json architectures land) ---- */
+/* ---- models from real config.json files (the architecture module builds
+ * their tensor lists) ---- */
+static vf_model *open_model(const char *src)
+{
+    vf_model *m = NULL;
+    vf_error err = {0};
+    if (vf_model_open(src, &m, &err) != VF_OK)
+        fail_msg("%s: %s", src, err.msg);
+    return m;
+}
 
-/* Llama-3 8B from its config.json: 32 layers, hidden 4096, 32 heads, 8 KV
- * heads, ff 14336, vocab 128256, untied head, bf16. */
+/* Llama-3.1-8B (context 131072) or Meta-Llama-3-8B (8192): 32 layers, hidden
+ * 4096, 32 heads, 8 KV heads of 128, ff 14336, vocab 128256, untied, bf16. */
 static vf_model *llama3_8b(uint64_t ctx)
 {
-    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "llama-3-8b");
-    const uint64_t h = 4096, kv = 1024, ff = 14336, V = 128256;
-    itl_add(m, "model.embed_tokens.weight", VF_DTYPE_BF16, VF_ROLE_EMBED, -1, V, h);
-    for (int l = 0; l < 32; l++) {
-        itl_add(m, "q", VF_DTYPE_BF16, VF_ROLE_ATTN_Q, l, h, h);
-        itl_add(m, "k", VF_DTYPE_BF16, VF_ROLE_ATTN_K, l, kv, h);
-        itl_add(m, "v", VF_DTYPE_BF16, VF_ROLE_ATTN_V, l, kv, h);
-        itl_add(m, "o", VF_DTYPE_BF16, VF_ROLE_ATTN_O, l, h, h);
-        itl_add(m, "gate", VF_DTYPE_BF16, VF_ROLE_MLP_GATE, l, ff, h);
-        itl_add(m, "up", VF_DTYPE_BF16, VF_ROLE_MLP_UP, l, ff, h);
-        itl_add(m, "down", VF_DTYPE_BF16, VF_ROLE_MLP_DOWN, l, h, ff);
-        itl_add(m, "n1", VF_DTYPE_BF16, VF_ROLE_NORM, l, h, 0);
-        itl_add(m, "n2", VF_DTYPE_BF16, VF_ROLE_NORM, l, h, 0);
-    }
-    itl_add(m, "model.norm.weight", VF_DTYPE_BF16, VF_ROLE_NORM, -1, h, 0);
-    itl_add(m, "lm_head.weight", VF_DTYPE_BF16, VF_ROLE_OUTPUT, -1, V, h);
-    vf_hparams *hp = &m->hp;
-    hp->n_layers = 32, hp->hidden_size = h, hp->n_heads = 32, hp->n_kv_heads = 8, hp->head_dim = 128;
-    hp->intermediate_size = ff, hp->vocab_size = V, hp->context_length = ctx, hp->torch_dtype = VF_DTYPE_BF16;
-    return m;
+    return open_model(ctx > 8192 ? REF "/models/meta-llama__Meta-Llama-3.1-8B.json"
+                                 : REF "/models/meta-llama__Meta-Llama-3-8B.json");
 }
 
-/* bigcode/octocoder (GPTBigCode, StarCoder shape): 40 layers, n_embd 6144,
- * 48 heads, multi-query (one KV head of 128), n_inner 24576, vocab 49152,
- * 8192 learned positions, biases everywhere, tied head. */
-static vf_model *octocoder(void)
-{
-    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "bigcode/octocoder");
-    const uint64_t h = 6144, ff = 24576;
-    itl_add(m, "transformer.wte.weight", VF_DTYPE_BF16, VF_ROLE_EMBED, -1, 49152, h);
-    itl_add(m, "transformer.wpe.weight", VF_DTYPE_BF16, VF_ROLE_POS_EMBED, -1, 8192, h);
-    for (int l = 0; l < 40; l++) {
-        itl_add(m, "ln_1", VF_DTYPE_BF16, VF_ROLE_NORM, l, 2 * h, 0);
-        itl_add(m, "c_attn", VF_DTYPE_BF16, VF_ROLE_ATTN_QKV, l, h + 256, h);
-        itl_add(m, "c_attn.bias", VF_DTYPE_BF16, VF_ROLE_BIAS, l, h + 256, 0);
-        itl_add(m, "attn.c_proj", VF_DTYPE_BF16, VF_ROLE_ATTN_O, l, h, h);
-        itl_add(m, "attn.c_proj.bias", VF_DTYPE_BF16, VF_ROLE_BIAS, l, h, 0);
-        itl_add(m, "ln_2", VF_DTYPE_BF16, VF_ROLE_NORM, l, 2 * h, 0);
-        itl_add(m, "c_fc", VF_DTYPE_BF16, VF_ROLE_MLP_UP, l, ff, h);
-        itl_add(m, "c_fc.bias", VF_DTYPE_BF16, VF_ROLE_BIAS, l, ff, 0);
-        itl_add(m, "mlp.c_proj", VF_DTYPE_BF16, VF_ROLE_MLP_DOWN, l, h, ff);
-        itl_add(m, "mlp.c_proj.bias", VF_DTYPE_BF16, VF_ROLE_BIAS, l, h, 0);
-    }
-    itl_add(m, "transformer.ln_f", VF_DTYPE_BF16, VF_ROLE_NORM, -1, 2 * h, 0);
-    vf_hparams *hp = &m->hp;
-    hp->n_layers = 40, hp->hidden_size = h, hp->n_heads = 48, hp->n_kv_heads = 1, hp->head_dim = 128;
-    hp->intermediate_size = ff, hp->vocab_size = 49152, hp->context_length = 8192, hp->torch_dtype = VF_DTYPE_BF16;
-    hp->tie_word_embeddings = true;
-    return m;
-}
+/* bigcode/octocoder is StarCoder fine-tuned: the same GPTBigCode shape (40
+ * layers, n_embd 6144, 48 heads, multi-query, vocab 49152), from the
+ * embedded catalog's bigcode/starcoder config. */
+static vf_model *octocoder(void) { return open_model("bigcode/starcoder"); }
 
-/* tiiuae/falcon-7b from ../shared/reference/models/tiiuae__falcon-7b.json:
- * 32 layers, hidden 4544, 71 heads of 64, multi-query, parallel attention,
- * no biases, ff 4 x hidden, vocab 65024, tied. */
-static vf_model *falcon7b(vf_dtype dt)
-{
-    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "tiiuae/falcon-7b");
-    const uint64_t h = 4544;
-    itl_add(m, "word_embeddings", dt, VF_ROLE_EMBED, -1, 65024, h);
-    for (int l = 0; l < 32; l++) {
-        itl_add(m, "input_layernorm", dt, VF_ROLE_NORM, l, 2 * h, 0);
-        itl_add(m, "query_key_value", dt, VF_ROLE_ATTN_QKV, l, h + 128, h);
-        itl_add(m, "dense", dt, VF_ROLE_ATTN_O, l, h, h);
-        itl_add(m, "dense_h_to_4h", dt, VF_ROLE_MLP_UP, l, 4 * h, h);
-        itl_add(m, "dense_4h_to_h", dt, VF_ROLE_MLP_DOWN, l, h, 4 * h);
-    }
-    itl_add(m, "ln_f", dt, VF_ROLE_NORM, -1, 2 * h, 0);
-    vf_hparams *hp = &m->hp;
-    hp->n_layers = 32, hp->hidden_size = h, hp->n_heads = 71, hp->n_kv_heads = 1, hp->head_dim = 64;
-    hp->intermediate_size = 4 * h, hp->vocab_size = 65024, hp->context_length = 2048, hp->torch_dtype = dt;
-    hp->tie_word_embeddings = true;
-    return m;
-}
+static vf_model *falcon7b(void) { return open_model(REF "/models/tiiuae__falcon-7b.json"); }
 
 static uint64_t params_of(const vf_model *m)
 {
@@ -185,11 +131,7 @@ static void kv_gqa_llamacpp(void **state)
     assert_int_equal(e.rb_context, 8192ull * 32 * 2 * (1024 / 32 * 34));
     vf_model_free(m);
 
-    m = vf__model_new(VF_FORMAT_CONFIG, "qwen3-1.7b");
-    itl_add(m, "embed", VF_DTYPE_BF16, VF_ROLE_EMBED, -1, 151936, 2048);
-    vf_hparams *hp = &m->hp;
-    hp->n_layers = 28, hp->hidden_size = 2048, hp->n_heads = 16, hp->n_kv_heads = 8, hp->head_dim = 128;
-    hp->intermediate_size = 6144, hp->vocab_size = 151936;
+    m = open_model("Qwen/Qwen3-1.7B"); /* 28 layers, 8 KV heads of 128 */
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
     o.infer.context = 40960;
@@ -207,12 +149,21 @@ static void kv_gqa_llamacpp(void **state)
 static void kv_mla(void **state)
 {
     (void)state;
-    vf_hparams hp = {0};
-    hp.n_layers = 61, hp.hidden_size = 7168, hp.n_heads = 128, hp.n_kv_heads = 128;
-    hp.kv_lora_rank = 512, hp.qk_rope_head_dim = 64, hp.qk_nope_head_dim = 128, hp.v_head_dim = 128;
-    assert_int_equal(vf__kv_bytes_per_token(&hp, true, VF_DTYPE_BF16, VF_DTYPE_BF16), 61ull * 576 * 2);
-    assert_int_equal(vf__kv_bytes_per_token(&hp, false, VF_DTYPE_BF16, VF_DTYPE_BF16),
-                     61ull * 128 * (192 + 128) * 2);
+    vf_model *m = open_model(REF "/models/deepseek-ai__DeepSeek-V3.json");
+    const vf_hparams *hp = vf_model_hparams(m);
+    assert_int_equal(vf__kv_bytes_per_token(hp, true, VF_DTYPE_BF16, VF_DTYPE_BF16), 61ull * 576 * 2);
+    assert_int_equal(vf__kv_bytes_per_token(hp, false, VF_DTYPE_BF16, VF_DTYPE_BF16), 61ull * 128 * (192 + 128) * 2);
+    /* vLLM: blocks of 16 tokens x 61 layers x 576 x 2 B; pool = tokens x that */
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_VLLM;
+    o.gpu_bytes = 141ull << 30;
+    o.tp = 8;
+    o.infer.max_model_len = 4096;
+    vf_estimate e = run(m, &o);
+    assert_int_equal(e.kv_bytes_per_token, 61ull * 576 * 2);
+    assert_int_equal(e.kv_cache, e.kv_cache_tokens * 61ull * 576 * 2);
+    vf_model_free(m);
 }
 
 /* Sliding window, llama.cpp (src/llama-kv-cache-iswa.cpp): the SWA cache
@@ -222,14 +173,7 @@ static void kv_mla(void **state)
 static void kv_swa_llamacpp(void **state)
 {
     (void)state;
-    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "gemma-2-9b");
-    itl_add(m, "embed", VF_DTYPE_BF16, VF_ROLE_EMBED, -1, 256000, 3584);
-    vf_hparams *hp = &m->hp;
-    hp->n_layers = 42, hp->hidden_size = 3584, hp->n_heads = 16, hp->n_kv_heads = 8, hp->head_dim = 256;
-    hp->intermediate_size = 14336, hp->vocab_size = 256000, hp->sliding_window = 4096;
-    hp->layer_is_swa = calloc(42, 1);
-    for (int i = 0; i < 42; i += 2)
-        hp->layer_is_swa[i] = 1;
+    vf_model *m = open_model(REF "/models/google__gemma-2-9b.json");
     vf_estimate_opts o;
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
@@ -240,6 +184,13 @@ static void kv_swa_llamacpp(void **state)
     o.infer.swa_full = true;
     e = run(m, &o);
     assert_int_equal(e.rb_context, 42 * 8192 * row);
+    /* transformers caps sliding layers at the window: 21 x 8192 + 21 x 4096 */
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_TRANSFORMERS;
+    o.infer.context = 8192;
+    snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "bf16");
+    e = run(m, &o);
+    assert_int_equal(e.kv_cache, 21 * 8192 * row + 21 * 4096 * row);
     vf_model_free(m);
 }
 
@@ -337,13 +288,14 @@ static void transformers_peaks(void **state)
     /* E23a/b: falcon-7b, prompt + 256 new, fp32 and bf16 (GB = 1e9) */
     struct { vf_dtype dt; double gb; } f[] = {{VF_DTYPE_F32, 28.95}, {VF_DTYPE_BF16, 14.50}};
     for (size_t i = 0; i < 2; i++) {
-        m = falcon7b(f[i].dt);
+        m = falcon7b();
         assert_int_equal(params_of(m), 6921720704ull);
         vf_estimate_opts o;
         vf_estimate_opts_init(&o);
         o.runtime = VF_RUNTIME_TRANSFORMERS;
         o.infer.context = 300;
         o.infer.prompt_tokens = 44;
+        snprintf(o.weights, sizeof o.weights, "%s", vf_dtype_get(f[i].dt)->name);
         vf_estimate e = run(m, &o);
         double gb = allocated_gib(&e) * GIB / 1e9;
         print_message("E23 %s: %.2f GB (measured %.2f)\n", vf_dtype_get(f[i].dt)->name, gb, f[i].gb);
