@@ -145,11 +145,23 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         return count("context", arg, &io->context, false);
     case VF_OPT_PROMPT:
         return count("prompt", arg, &io->prompt_tokens, false);
-    case VF_OPT_GPU:
-        /* a size; catalog names arrive with the GPU catalog (vf_gpu_lookup) */
-        if (!vf_parse_bytes(arg, &o->gpu_bytes) || o->gpu_bytes == 0)
-            return bad("gpu", arg, "expected a device memory size such as 80GB or 79.2GiB");
+    case VF_OPT_GPU: {
+        /* a catalog name ("H100", "rtx-4090", "A100-80GBx4") or a size ("80GB") */
+        vf_gpu_choice g;
+        vf_error err = {0};
+        if (vf_gpu_lookup(arg, &g, &err) != VF_OK || g.gpu.memory_bytes == 0) {
+            fprintf(stderr, "vramfit: --gpu %s: %s\n", arg, err.msg[0] ? err.msg : "unknown gpu");
+            return -1;
+        }
+        o->gpu_bytes = g.gpu.memory_bytes;
+        const char *gn = g.gpu.name ? g.gpu.name : g.name;
+        size_t gl = strlen(gn) < sizeof io->gpu_name ? strlen(gn) : sizeof io->gpu_name - 1;
+        memcpy(io->gpu_name, gn, gl);
+        io->gpu_name[gl] = '\0';
+        if (g.count > 1)
+            o->gpus = g.count;
         return 1;
+    }
     case VF_OPT_GPU_UTIL: {
         char *end;
         errno = 0;

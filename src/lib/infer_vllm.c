@@ -50,8 +50,17 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     if (!vf__hp_has_attention(hp))
         return vf__err(err, VF_EUNSUPPORTED, m->source, "no layer or head counts: the KV cache cannot be sized");
     vf__wprice w;
-    vf_status st = vf__weights_price(m, o->weights, VF_DTYPE_UNKNOWN, &w, e, err);
+    vf_status st = vf__weights_price(m, o->weights, VF_DTYPE_UNKNOWN, &w, NULL, err);
     if (st != VF_OK)
+        return st;
+    /* --dtype auto (config.py _get_and_verify_dtype): a float32 checkpoint
+     * runs in 16-bit (bfloat16 for Gemma, float16 otherwise: same bytes) */
+    const char *scheme = o->weights;
+    if (!scheme[0] && w.act_dtype == VF_DTYPE_F32) {
+        scheme = "bf16";
+        vf__assume(e, "dtype auto: a float32 checkpoint runs in 16-bit");
+    }
+    if ((st = vf__weights_price(m, scheme, VF_DTYPE_UNKNOWN, &w, e, err)) != VF_OK)
         return st;
     int major, minor;
     bool is_v1 = v1(io->vllm_version, &major, &minor);
@@ -120,7 +129,13 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     uint64_t non_kv = weights + act + non_torch;
     /* page per block over all layers, per GPU: KV heads split over TP but
      * never below one head (replicated); an MLA latent is one head */
-    uint64_t page = 0;
+    /* Per-request need (kv_cache_interface.py max_memory_usage_bytes):
+     * full attention cdiv(max_model_len, 16) pages; a sliding-window layer
+     * cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), 16) + 1. */
+    uint64_t page = 0, full_page = 0, need = 0;
+    uint64_t swa_tok = hp->sliding_window ? hp->sliding_window - 1 + mnbt : mml;
+    if (swa_tok > mml)
+        swa_tok = mml;
     for (uint32_t il = 0; il < hp->n_layers; il++) {
         uint64_t k, v;
         vf__kv_layer_elems(hp, il, true, &k, &v);
@@ -130,9 +145,15 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
             k = k / kvh * per;
             v = v / kvh * per;
         }
-        page = vf__sadd(page, vf__smul(VLLM_BLOCK, vf__sadd(vf__dt_bytes(kt, k), vf__dt_bytes(vt, v))));
+        uint64_t lp = vf__smul(VLLM_BLOCK, vf__sadd(vf__dt_bytes(kt, k), vf__dt_bytes(vt, v)));
+        page = vf__sadd(page, lp);
+        bool swa = vf__layer_is_swa(hp, il) && is_v1;
+        if (!swa)
+            full_page = vf__sadd(full_page, lp);
+        uint64_t nb = swa ? (swa_tok + VLLM_BLOCK - 1) / VLLM_BLOCK + 1 : (mml + VLLM_BLOCK - 1) / VLLM_BLOCK;
+        need = vf__sadd(need, vf__smul(nb, lp));
     }
-    uint64_t pool = 0, blocks = 0;
+    uint64_t pool = 0;
     e->starts = true;
     if (requested <= non_kv) {
         e->starts = false;
@@ -142,21 +163,25 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
                  (double)non_kv / GIB, (double)requested / GIB, util);
     } else {
         uint64_t avail = requested - non_kv;
-        blocks = page ? avail / page : 0;
-        pool = blocks * page;
+        pool = page ? avail / page * page : 0; /* whole blocks across every layer */
     }
-    uint64_t tokens = blocks * VLLM_BLOCK;
-    uint64_t need_blocks = (mml + VLLM_BLOCK - 1) / VLLM_BLOCK;
-    if (e->starts && blocks < need_blocks) {
+    /* "GPU KV cache size": tokens of whole blocks; with sliding layers in
+     * their own KV-cache groups (hybrid allocator) a token costs a page of
+     * the full-attention layers only. */
+    uint64_t per_block = full_page ? full_page : page;
+    uint64_t tokens = per_block ? pool / per_block * VLLM_BLOCK : 0;
+    double conc = need ? (double)pool / (double)need : 0;
+    if (e->starts && conc < 1.0) {
         e->starts = false;
+        uint64_t fit = full_page ? pool / full_page * VLLM_BLOCK : 0;
         snprintf(e->reason, sizeof e->reason,
                  "max_model_len %llu needs %.2f GiB of KV cache, more than the %.2f GiB available; the largest "
-                 "that fits is %llu",
-                 (unsigned long long)mml, (double)(need_blocks * page) / GIB, (double)pool / GIB,
-                 (unsigned long long)tokens);
+                 "that fits is about %llu",
+                 (unsigned long long)mml, (double)need / GIB, (double)pool / GIB,
+                 (unsigned long long)(fit < mml ? fit : mml));
     }
     e->kv_cache_tokens = tokens;
-    e->max_concurrency = mml ? (double)tokens / (double)mml : 0;
+    e->max_concurrency = conc;
     e->gpus = tp;
     e->weights = weights;
     e->kv_cache = pool;
@@ -174,6 +199,10 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
                (double)o->gpu_bytes / GIB, util);
     vf__assume(e, "max_model_len %llu, max_num_batched_tokens %llu, max_num_seqs %llu, block_size %d, tp %u",
                (unsigned long long)mml, (unsigned long long)mnbt, (unsigned long long)mns, VLLM_BLOCK, tp);
+    vf__assume(e, "rotary cos/sin cache = %llu B added to the weights", (unsigned long long)rope);
+    if (hp->sliding_window)
+        vf__assume(e, "sliding-window layers: %llu tokens per request (window - 1 + max_num_batched_tokens)",
+                   (unsigned long long)swa_tok);
     vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(kt)->name, vf_dtype_get(vt)->name,
                vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
     vf__assume(e, "non-torch memory 0.13 GiB (measured, vLLM 0.11 on H100); CUDA graphs captured after sizing, "
@@ -184,8 +213,8 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     vf__explain(e, "activation peak = max(forward %llu x (2 x %llu + 3 x %llu) x %llu, sampler %llu) = %llu B",
                 (unsigned long long)mnbt, (unsigned long long)h, (unsigned long long)(ff / tp),
                 (unsigned long long)a, (unsigned long long)samp, (unsigned long long)act);
-    vf__explain(e, "kv tokens = floor(pool / %llu B per 16-token block) x 16 = %llu; concurrency = %llu / %llu",
-                (unsigned long long)page, (unsigned long long)tokens, (unsigned long long)tokens,
-                (unsigned long long)mml);
+    vf__explain(e, "kv tokens = floor(pool / %llu B per 16-token block) x 16 = %llu; concurrency = pool / %llu B "
+                "per max_model_len request = %.2f",
+                (unsigned long long)per_block, (unsigned long long)tokens, (unsigned long long)need, conc);
     return VF_OK;
 }

@@ -38,7 +38,7 @@ check_json "transformers adds the CUDA context" 0 '.components.overhead > 100000
 check_err "unknown runtime" 2 "runtime" "$VF" estimate "$TMP/1b.safetensors" --runtime tgi
 check_err "unknown weights" 2 "weights" "$VF" estimate "$TMP/1b.safetensors" --weights q17
 check_err "bad gpu-util" 2 "gpu-util" "$VF" estimate "$TMP/1b.safetensors" --gpu-util 1.5
-check_err "bad gpu" 2 "gpu" "$VF" estimate "$TMP/1b.safetensors" --gpu lots
+check_err "bad gpu" 2 "no such gpu" "$VF" estimate "$TMP/1b.safetensors" --gpu lots
 check_err "bad context" 2 "context" "$VF" estimate "$TMP/1b.safetensors" --context -5
 check_err "bad flash-attn" 2 "flash-attn" "$VF" estimate "$TMP/1b.safetensors" --flash-attn maybe
 check_err "bad tensor split" 2 "tensor-split" "$VF" estimate "$TMP/1b.safetensors" --tensor-split 1,,x
@@ -56,4 +56,28 @@ if "$VF" inspect "$G" >/dev/null 2>&1; then
     # 2 x 64 f16), output 0.12 MiB (32000 x 4), compute 63.0 MiB
     check_json "llamacpp gguf kv" 0 '.runtime_buffers.context == 2097152 and .runtime_buffers.output == 128000' "$VF" estimate "$G" --runtime llamacpp --context 4096 --flash-attn on --n-gpu-layers 0 --json
     check_json "llamacpp gguf compute" 0 '(.runtime_buffers.compute / 1048576 - 63.0) | fabs < 6.3' "$VF" estimate "$G" --runtime llamacpp --context 4096 --flash-attn on --n-gpu-layers 0 --json
+fi
+
+# vLLM on a catalog model and GPU: the pool, in tokens, whole 16-token blocks
+# of Llama-3.1-8B's 32 layers x 2 x 8 x 128 x 2 B = 2 MiB
+L="$REF/models/meta-llama__Meta-Llama-3.1-8B.json"
+check_json "vllm pool by gpu name" 0 '.starts and .kv_cache_tokens > 400000 and .kv_cache_tokens % 16 == 0 and .components.kv_cache == .kv_cache_tokens / 16 * 2097152 and .max_concurrency > 20' "$VF" estimate "$L" --runtime vllm --gpu H100 --max-model-len 16000 --json
+check_json "vllm pool by size" 0 '.starts and .assumptions.kv_bytes_per_token == 131072' "$VF" estimate "$L" --runtime vllm --gpu 80GB --max-model-len 16000 --json
+check_json "vllm fp8 cache doubles the tokens" 0 '.assumptions.kv_bytes_per_token == 65536' "$VF" estimate "$L" --runtime vllm --gpu 80GB --max-model-len 16000 --kv fp8 --json
+check_json "vllm does not start at 128k on 24 GB" 0 '(.starts | not) and (.reason | test("max_model_len 131072"))' "$VF" estimate "$L" --runtime vllm --gpu 24GB --json
+check_out "vllm does not start, said in the table" 0 "vLLM does not start" "$VF" estimate "$L" --runtime vllm --gpu 24GB
+# llama.cpp on the same config: -c 8192 f16 = 1024 MiB of KV (measured.csv C12)
+check_json "llamacpp context 8192" 0 '.runtime_buffers.context == 1073741824 and .runtime_buffers.output == 513024' "$VF" estimate "$L" --runtime llamacpp --context 8192 --json
+check_json "llamacpp q8_0 K and V" 0 '.runtime_buffers.context == 8192 * 32 * 2 * 34 * 32' "$VF" estimate "$L" --runtime llamacpp --context 8192 --kv q8_0 --flash-attn on --json
+check_err "llamacpp quantized V needs flash attention" 2 "flash attention" "$VF" estimate "$L" --runtime llamacpp --kv f16,q8_0 --flash-attn off
+check_json "llamacpp partial offload" 0 '.host_bytes > .components.weights' "$VF" estimate "$L" --runtime llamacpp --n-gpu-layers 8 --json
+check_json "llamacpp two GPUs" 0 '.gpus == 2 and .total_bytes > .per_gpu_bytes' "$VF" estimate "$L" --runtime llamacpp --tensor-split 1,1 --json
+check_json "transformers eager vs sdpa" 0 '.components.activations > 32 * 4096 * 4096 * 6' "$VF" estimate "$L" --runtime transformers --context 4096 --attn eager --json
+# --train reaches the training model (its placeholder says so until it lands)
+"$VF" estimate "$L" --train --json >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if { [ $rc -eq 0 ] && [ "$(jq -r .mode <"$TMP/out")" = training ]; } || { [ $rc -eq 3 ] && grep -q training "$TMP/err"; }; then
+    ok "train routes to the training model"
+else
+    fail "train routes to the training model" "exit $rc: $(head -c 200 "$TMP/err")"
 fi
