@@ -147,6 +147,8 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         return count("prompt", arg, &io->prompt_tokens, false);
     case VF_OPT_GPU: {
         /* a catalog name ("H100", "rtx-4090", "A100-80GBx4") or a size ("80GB") */
+        if (vf_parse_bytes(arg, &o->gpu_bytes) && o->gpu_bytes > 0)
+            return 1; /* a plain size needs no catalog */
         vf_gpu_choice g;
         vf_error err = {0};
         if (vf_gpu_lookup(arg, &g, &err) != VF_OK || g.gpu.memory_bytes == 0) {
