@@ -455,6 +455,7 @@ typedef struct vf_infer_opts {
     char keep_dtype[16];     /* dtype a quantizing load keeps the other tensors in ("" = as stored; transformers
                                 without torch_dtype loads them as "f32") */
     char gpu_name[64];       /* the GPU's name when known: vLLM picks its defaults by GPU class */
+    bool kv_unified;         /* llama.cpp --kv-unified: one KV stream shared by all sequences */
 } vf_infer_opts;
 
 /* Training knobs (estimate --train). */

@@ -33,6 +33,7 @@ const struct option vf_cli_estimate_options[] = {
     {"n-gpu-layers", required_argument, 0, VF_OPT_NGL},
     {"tensor-split", required_argument, 0, VF_OPT_TENSOR_SPLIT},
     {"keep-dtype", required_argument, 0, VF_OPT_KEEP_DTYPE},
+    {"kv-unified", no_argument, 0, VF_OPT_KV_UNIFIED},
     {0, 0, 0, 0},
 };
 
@@ -52,7 +53,7 @@ void vf_cli_infer_opts_help(FILE *f)
           "  vLLM:      --gpu-util F (0.9)  --max-model-len N  --max-num-seqs N\n"
           "             --max-num-batched-tokens N  --vllm-version V (0.6.x: V0 accounting)  --enforce-eager\n"
           "  llama.cpp: --ubatch N (512)  --lc-batch N (2048)  --parallel N (1)  --flash-attn on|off|auto\n"
-          "             --swa-full  --n-gpu-layers N (all)  --tensor-split A,B,...\n",
+          "             --swa-full  --kv-unified  --n-gpu-layers N (all)  --tensor-split A,B,...\n",
           f);
 }
 
@@ -225,6 +226,9 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     case VF_OPT_SWA_FULL:
         io->swa_full = true;
+        return 1;
+    case VF_OPT_KV_UNIFIED:
+        io->kv_unified = true;
         return 1;
     case VF_OPT_NGL:
         if (strcasecmp(arg, "all") == 0 || strcasecmp(arg, "auto") == 0) {

@@ -42,8 +42,14 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
      * per sequence unless unified (llama-completion default: not unified). */
     uint64_t n_seq = io->parallel ? io->parallel : 1;
     uint64_t n_ctx = io->context ? io->context : 4096;
-    n_ctx = PAD(n_ctx, 256); /* llama_context: n_ctx padded to 256 */
-    uint64_t n_ctx_seq = n_ctx / n_seq;
+    /* llama_context: n_ctx padded to 256; without a unified cache each
+     * sequence's stream is padded to 256 too and n_ctx follows */
+    n_ctx = PAD(n_ctx, 256);
+    bool unified = io->kv_unified;
+    uint64_t n_ctx_seq = unified ? n_ctx : PAD(n_ctx / n_seq, 256);
+    uint64_t n_stream = unified ? 1 : n_seq;
+    if (!unified)
+        n_ctx = n_ctx_seq * n_seq;
     uint64_t n_batch = io->lc_batch ? io->lc_batch : 2048;
     if (n_batch > n_ctx)
         n_batch = n_ctx;
@@ -123,15 +129,15 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
      * --swa-full. */
     uint64_t swa_cells = n_ctx_seq;
     if (hp->sliding_window && !io->swa_full) {
-        uint64_t s = PAD((uint64_t)hp->sliding_window + n_ubatch, 256);
+        uint64_t s = PAD((uint64_t)hp->sliding_window * (unified ? n_seq : 1) + n_ubatch, 256);
         if (s < swa_cells)
             swa_cells = s;
     }
-    uint64_t kv_total = 0, kv_full_cells = n_ctx_seq * n_seq;
+    uint64_t kv_total = 0, kv_full_cells = n_ctx_seq * n_stream;
     for (uint32_t il = 0; il < nl; il++) {
         uint64_t k, v;
         vf__kv_layer_elems(hp, il, true, &k, &v);
-        uint64_t cells = (vf__layer_is_swa(hp, il) ? swa_cells : n_ctx_seq) * n_seq;
+        uint64_t cells = (vf__layer_is_swa(hp, il) ? swa_cells : n_ctx_seq) * n_stream;
         uint64_t b = vf__sadd(vf__smul(cells, vf__dt_bytes(kt, k)), vf__smul(cells, vf__dt_bytes(vt, v)));
         int dev = layer_device(il, nl, ngl, n_dev, cum);
         if (dev < 0)
@@ -225,8 +231,9 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
         e->host_bytes = e->total_bytes;
     }
 
-    vf__assume(e, "runtime = llama.cpp: n_ctx %llu (padded to 256), n_seq %llu, n_batch %llu, n_ubatch %llu, "
-               "flash attention %s", (unsigned long long)n_ctx, (unsigned long long)n_seq,
+    vf__assume(e, "runtime = llama.cpp: n_ctx %llu (padded to 256), n_seq %llu (%s cache), n_batch %llu, "
+               "n_ubatch %llu, flash attention %s", (unsigned long long)n_ctx, (unsigned long long)n_seq,
+               unified ? "unified" : "one stream per sequence",
                (unsigned long long)n_batch, (unsigned long long)n_ubatch, fa ? "on" : "off");
     vf__assume(e, "kv cache = K %s, V %s", vf_dtype_get(kt)->name, vf_dtype_get(vt)->name);
     if (hp->sliding_window)

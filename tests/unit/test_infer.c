@@ -124,6 +124,24 @@ static void kv_gqa_llamacpp(void **state)
     vf_estimate e = run(m, &o);
     assert_int_equal(e.rb_context, 1024ull << 20);
     assert_int_equal(e.rb_context, 8192ull * 32 * 2 * 8 * 128 * 2);
+    /* src/llama-context.cpp: n_ctx = GGML_PAD(n_ctx, 256); without a unified
+     * cache n_ctx_seq = GGML_PAD(n_ctx / n_seq, 256) and n_ctx = n_ctx_seq x
+     * n_seq: -c 1000 gives 1024 cells; -c 4096 -np 3 gives 3 x 1536 */
+    const uint64_t cell = 32ull * 2 * 8 * 128 * 2;
+    o.infer.context = 1000;
+    e = run(m, &o);
+    assert_int_equal(e.rb_context, 1024 * cell);
+    o.infer.context = 4096;
+    o.infer.parallel = 3;
+    e = run(m, &o);
+    assert_int_equal(e.rb_context, 3 * 1536 * cell);
+    assert_int_equal(e.rb_output, 3ull * 128256 * 4);
+    o.infer.kv_unified = true;
+    e = run(m, &o);
+    assert_int_equal(e.rb_context, 4096 * cell);
+    o.infer.kv_unified = false;
+    o.infer.parallel = 1;
+    o.infer.context = 8192;
     /* q8_0 K and V: 34 bytes per 32 elements (ggml block_q8_0) */
     snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "q8_0");
     o.infer.flash_attn = 1;
