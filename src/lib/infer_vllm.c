@@ -111,8 +111,9 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
      *    apply_top_k_top_p, with the dummy run's top-k/top-p set): the
      *    hidden states of every token stay; per logit at the peak: logits in
      *    the model dtype (a), their fp32 copy (4), the sorted values (4) and
-     *    int64 indices (8), softmax of the sorted values (4), the top-p mask
-     *    (1) and the scattered result (4): seqs x vocab x (a + 25). */
+     *    int64 indices (8), the top-k mask (1), softmax of the sorted values
+     *    (4), the top-p mask (1) and the scattered result (4), all live at
+     *    the scatter: seqs x vocab x (a + 26). */
     uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp);
     uint64_t fwd = vf__smul(vf__smul(mnbt, a), 2 * h + 3 * (ff / tp));
     if (hp->n_experts && hp->moe_intermediate_size) {
@@ -121,7 +122,7 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         if (moe > fwd)
             fwd = moe;
     }
-    uint64_t samp = vf__sadd(vf__smul(vf__smul(mnbt, h), a), vf__smul(vf__smul(seqs, hp->vocab_size), a + 25));
+    uint64_t samp = vf__sadd(vf__smul(vf__smul(mnbt, h), a), vf__smul(vf__smul(seqs, hp->vocab_size), a + 26));
     uint64_t act = fwd > samp ? fwd : samp;
     uint64_t non_torch = VLLM_NON_TORCH;
 
