@@ -187,6 +187,23 @@ static void test_suggest(void **state)
     n = vf_catalog_suggest("Qwen/Qwen3-8", out, 3);
     assert_true(n >= 1);
     assert_string_equal(out[0], "Qwen/Qwen3-8B");
+    /* a dot is not a dash: Qwen2.5 7B, not Qwen2 57B */
+    n = vf_catalog_suggest("qwen2.5-7b", out, 3);
+    assert_true(n >= 1);
+    assert_string_equal(out[0], "Qwen/Qwen2.5-7B-Instruct");
+    assert_false(has(out, n, "Qwen/Qwen2-57B-A14B"));
+    /* every word but one: the model without the suffix it lacks */
+    n = vf_catalog_suggest("Qwen/Qwen3-8B-Instruct", out, 3);
+    assert_true(n >= 1);
+    assert_string_equal(out[0], "Qwen/Qwen3-8B");
+    n = vf_catalog_suggest("llama-3.1-70b-instruct", out, 3);
+    assert_true(n >= 1);
+    assert_string_equal(out[0], "meta-llama/Meta-Llama-3.1-70B");
+    /* a bare number stands alone: Llama 2 sizes, not Llama 3.2 */
+    n = vf_catalog_suggest("llama-2-13b", out, 2);
+    assert_int_equal(n, 2);
+    assert_true(has(out, n, "meta-llama/Llama-2-7b-hf"));
+    assert_true(has(out, n, "meta-llama/Llama-2-70b-hf"));
     /* one typo */
     n = vf_catalog_suggest("mixtral-8x7b-v0.2", out, 1);
     assert_int_equal(n, 1);
