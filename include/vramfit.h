@@ -456,6 +456,8 @@ typedef struct vf_infer_opts {
                                 without torch_dtype loads them as "f32") */
     char gpu_name[64];       /* the GPU's name when known: vLLM picks its defaults by GPU class */
     bool kv_unified;         /* llama.cpp --kv-unified: one KV stream shared by all sequences */
+    bool logits_all;         /* transformers: logits for every prompt position (a plain forward, or
+                                generate before logits_to_keep), not one per sequence */
 } vf_infer_opts;
 
 /* Training knobs (estimate --train). */

@@ -34,6 +34,7 @@ const struct option vf_cli_estimate_options[] = {
     {"tensor-split", required_argument, 0, VF_OPT_TENSOR_SPLIT},
     {"keep-dtype", required_argument, 0, VF_OPT_KEEP_DTYPE},
     {"kv-unified", no_argument, 0, VF_OPT_KV_UNIFIED},
+    {"logits", required_argument, 0, VF_OPT_LOGITS},
     {0, 0, 0, 0},
 };
 
@@ -48,6 +49,7 @@ void vf_cli_infer_opts_help(FILE *f)
           "  --batch N              sequences at once (default 1)\n"
           "  --prompt N             tokens of the prefill step (transformers; default: --context)\n"
           "  --attn A               eager | sdpa | flash (transformers; default sdpa)\n"
+          "  --logits all|last      transformers: logits for every prompt position or the last (default)\n"
           "  --tp N, --pp N         tensor / pipeline parallel sizes; --gpus N total devices\n"
           "  --gpu G                device memory: a size (80GB, 79.2GiB) or a catalog name\n"
           "  vLLM:      --gpu-util F (0.9)  --max-model-len N  --max-num-seqs N\n"
@@ -229,6 +231,14 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     case VF_OPT_KV_UNIFIED:
         io->kv_unified = true;
+        return 1;
+    case VF_OPT_LOGITS:
+        if (strcasecmp(arg, "all") == 0)
+            io->logits_all = true;
+        else if (strcasecmp(arg, "last") == 0)
+            io->logits_all = false;
+        else
+            return bad("logits", arg, "expected all or last");
         return 1;
     case VF_OPT_NGL:
         if (strcasecmp(arg, "all") == 0 || strcasecmp(arg, "auto") == 0) {

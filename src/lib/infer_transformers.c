@@ -52,8 +52,9 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
      *     fp32 softmax (modeling_*.eager_attention_forward upcasts);
      *   sdpa / flash: Q, K, V and the output rows;
      *   MLP: gate, up and act(gate)*up: 3 x b x q x ff x a;
-     *   logits: generate keeps one position per sequence, in the model dtype
-     *     and as fp32 scores: b x vocab x (a + 4);
+     *   logits: generate keeps one position per sequence (logits_to_keep),
+     *     in the model dtype and as fp32 scores: b x vocab x (a + 4); every
+     *     prompt position with --logits all: b x q x vocab x (a + 4);
      *   4-bit bitsandbytes: the largest matrix dequantized for a prefill
      *     matmul (bnb matmul_4bit dequantizes when more than one token). */
     uint64_t h = hp->hidden_size, heads = hp->n_heads ? hp->n_heads : 1;
@@ -68,7 +69,7 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
     uint64_t mlp = vf__smul(vf__smul(3 * b, q), vf__smul(vf__hp_ff(hp), a));
     if (hp->n_experts && hp->moe_intermediate_size)
         mlp = vf__smul(vf__smul(3 * b, q), vf__smul(hp->moe_intermediate_size * (hp->n_experts_active ? hp->n_experts_active : 1), a));
-    uint64_t logits = vf__smul(vf__smul(b, hp->vocab_size), a + 4);
+    uint64_t logits = vf__smul(vf__smul(io->logits_all ? vf__smul(b, q) : b, hp->vocab_size), a + 4);
     uint64_t deq = 0;
     vf_quant_scheme qs;
     if (o->weights[0] && vf_quant_scheme_parse(o->weights, &qs) == VF_OK && qs.method &&
@@ -102,7 +103,9 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
     vf__assume(e, "runtime = transformers (generate): %s attention, batch %llu, context %llu, prefill %llu tokens",
                attn == VF_ATTN_EAGER ? "eager" : attn == VF_ATTN_FLASH ? "flash" : "sdpa", (unsigned long long)b,
                (unsigned long long)ctx, (unsigned long long)q);
-    vf__assume(e, "weights + kv_cache + activations = what torch.cuda.max_memory_allocated() reports");
+    vf__assume(e, "weights + kv_cache + activations = what torch.cuda.max_memory_allocated() reports "
+               "(the caching allocator's reserved-but-unused blocks are not counted)");
+    vf__assume(e, "logits = %s", io->logits_all ? "every prompt position" : "last position of each sequence");
     vf__assume(e, "overhead = CUDA context with PyTorch kernels 1343 MiB (V100, nvidia-smi) + cuBLAS workspaces");
     if (!vf__hp_has_attention(hp))
         vf__assume(e, "architecture = unknown (no config): KV cache and activations not counted");

@@ -40,6 +40,7 @@ check_err "unknown weights" 2 "weights" "$VF" estimate "$TMP/1b.safetensors" --w
 check_err "bad gpu-util" 2 "gpu-util" "$VF" estimate "$TMP/1b.safetensors" --gpu-util 1.5
 check_err "bad gpu" 2 "no such gpu" env ASAN_OPTIONS=detect_leaks=0 "$VF" estimate "$TMP/1b.safetensors" --gpu lots
 check_err "bad context" 2 "context" "$VF" estimate "$TMP/1b.safetensors" --context -5
+check_err "bad logits" 2 "logits" "$VF" estimate "$TMP/1b.safetensors" --logits some
 check_err "bad flash-attn" 2 "flash-attn" "$VF" estimate "$TMP/1b.safetensors" --flash-attn maybe
 check_err "bad tensor split" 2 "tensor-split" "$VF" estimate "$TMP/1b.safetensors" --tensor-split 1,,x
 check_err "unknown option" 2 "unknown option" "$VF" estimate "$TMP/1b.safetensors" --bogus

@@ -414,6 +414,21 @@ static void knobs(void **state)
     vf_estimate sdpa = run(m, &o);
     assert_true(eager.activations >= 32ull * 4096 * 4096 * (2 + 4));
     assert_true(sdpa.activations < eager.activations / 4);
+    /* every prompt position's logits, model dtype + fp32: 4096 x 128256 x 6 */
+    o.infer.logits_all = true;
+    vf_estimate all = run(m, &o);
+    assert_true(all.activations >= 4096ull * 128256 * 6);
+    assert_true(sdpa.activations < 4096ull * 128256 * 6);
+    /* vLLM: --enforce-eager drops the CUDA-graph pool, the KV pool is unchanged */
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_VLLM;
+    o.gpu_bytes = 80ull << 30;
+    o.infer.max_model_len = 8192;
+    vf_estimate graphs = run(m, &o);
+    o.infer.enforce_eager = true;
+    vf_estimate eagerv = run(m, &o);
+    assert_int_equal(graphs.kv_cache, eagerv.kv_cache);
+    assert_true(graphs.overhead > eagerv.overhead);
     /* generic: tp divides matrices and KV */
     vf_estimate_opts_init(&o);
     o.infer.context = 8192;
