@@ -48,8 +48,10 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
     /* Prefill's working set on top of the weights (one layer at a time):
      *  residual + current hidden: 2 x b x q x h x a;
      *  plus the largest of
-     *   eager attention: scores b x H x q x q in the model dtype and their
-     *     fp32 softmax (modeling_*.eager_attention_forward upcasts);
+     *   eager attention (modeling_*.eager_attention_forward): the scores
+     *     b x H x q x q in the model dtype, their fp32 softmax and its cast
+     *     back, live together in softmax(...).to(dtype): (2a + 4) per score,
+     *     plus the 4-D causal mask b x q x q x a;
      *   sdpa / flash: Q, K, V and the output rows;
      *   MLP: gate, up and act(gate)*up: 3 x b x q x ff x a;
      *   logits: generate keeps one position per sequence (logits_to_keep),
@@ -62,8 +64,9 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
     uint64_t hd = hp->head_dim ? hp->head_dim : h / heads;
     uint64_t hidden = vf__smul(vf__smul(2 * b, q), vf__smul(h, a));
     uint64_t att;
-    if (attn == VF_ATTN_EAGER)
-        att = vf__smul(vf__smul(vf__smul(b, heads), vf__smul(q, q)), a + 4);
+    if (attn == VF_ATTN_EAGER) /* scores, their fp32 softmax and its cast live together; + the 4-D mask */
+        att = vf__sadd(vf__smul(vf__smul(vf__smul(b, heads), vf__smul(q, q)), 2 * a + 4),
+                       vf__smul(vf__smul(b, vf__smul(q, q)), a));
     else
         att = vf__smul(vf__smul(b, q), vf__smul((2 * heads + 2 * kvh) * hd, a));
     uint64_t mlp = vf__smul(vf__smul(3 * b, q), vf__smul(vf__hp_ff(hp), a));
