@@ -165,20 +165,22 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
         vf__kv_layer_elems(hp, il, true, &k, &v);
         uint64_t lkv = vf__layer_is_swa(hp, il) ? swa_cells : n_kv;
         uint64_t h = vf__layer_heads(hp, il);
-        if (h * lkv > kq)
-            kq = h * lkv;
+        if (vf__smul(h, lkv) > kq)
+            kq = vf__smul(h, lkv);
         if (k + v > kvrow)
             kvrow = k + v;
     }
     (void)heads;
-    uint64_t rows = 3 * n_embd + kvrow;
-    uint64_t logits_phase = ub * (n_vocab + 2 * n_embd) * 4;
-    uint64_t mask = n_kv * PAD(ub, 64) * (fa ? 2 : 4);
-    uint64_t attn_phase = fa ? mask + ub * rows * 4 : kq * ub * 4 + mask + ub * rows * 4;
+    /* (hyper-parameters and knobs are capped in infer.c; products saturate) */
+    uint64_t rows = vf__sadd(vf__smul(3, n_embd), kvrow);
+    uint64_t logits_phase = vf__smul(vf__smul(ub, vf__sadd(n_vocab, 2 * n_embd)), 4);
+    uint64_t mask = vf__smul(vf__smul(n_kv, PAD(ub, 64)), fa ? 2 : 4);
+    uint64_t row_bytes = vf__smul(vf__smul(ub, rows), 4);
+    uint64_t attn_phase = vf__sadd(vf__sadd(mask, row_bytes), fa ? 0 : vf__smul(vf__smul(kq, ub), 4));
     uint64_t ff = hp->n_experts ? (hp->moe_intermediate_size ? hp->moe_intermediate_size : vf__hp_ff(hp)) *
                                       (hp->n_experts_active ? hp->n_experts_active : 1)
                                 : vf__hp_ff(hp);
-    uint64_t ffn_phase = ub * (2 * ff + 2 * n_embd) * 4;
+    uint64_t ffn_phase = vf__smul(vf__smul(ub, vf__sadd(vf__smul(2, ff), 2 * n_embd)), 4);
     uint64_t compute = logits_phase;
     if (attn_phase > compute)
         compute = attn_phase;
@@ -186,7 +188,7 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
         compute = ffn_phase;
     /* output buffer (llama_context::output_reserve): n_vocab floats per
      * sequence, in host memory */
-    uint64_t output = n_seq * n_vocab * 4;
+    uint64_t output = vf__smul(vf__smul(n_seq, n_vocab), 4);
 
     /* what each GPU holds */
     uint64_t ctxb = n_dev ? vf__cuda_context_bytes() : 0;

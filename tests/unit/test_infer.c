@@ -430,6 +430,24 @@ static void knobs(void **state)
     vf_estimate eagerv = run(m, &o);
     assert_int_equal(graphs.kv_cache, eagerv.kv_cache);
     assert_true(graphs.overhead > eagerv.overhead);
+    /* absurd knobs: finite figures, no overflow wrap (saturating products) */
+    for (int r = 0; r <= VF_RUNTIME_LLAMACPP; r++) {
+        vf_estimate_opts_init(&o);
+        o.runtime = (vf_runtime)r;
+        o.gpu_bytes = 80ull << 30;
+        o.infer.context = o.infer.ubatch = o.infer.lc_batch = o.infer.batch = (uint64_t)1 << 32;
+        o.infer.flash_attn = 0;
+        if (vf_estimate_run(m, &o, &e, &err) == VF_OK)
+            assert_true(e.per_gpu_bytes >= e.weights);
+    }
+    o.infer.context = ((uint64_t)1 << 32) + 1;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
+    /* implausible hyper-parameters from a file are refused */
+    vf_model *bad = vf__model_new(VF_FORMAT_CONFIG, "bad");
+    bad->hp.n_layers = 1u << 30, bad->hp.n_heads = 8, bad->hp.hidden_size = 64;
+    vf_estimate_opts_init(&o);
+    assert_int_equal(vf_estimate_run(bad, &o, &e, &err), VF_ERANGE);
+    vf_model_free(bad);
     /* generic: tp divides matrices and KV */
     vf_estimate_opts_init(&o);
     o.infer.context = 8192;
