@@ -543,6 +543,14 @@ VF_API vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, v
 
 /* estimate: section for further inference API */
 
+/**
+ * True when spec is a weight format --weights accepts: a dtype, a load
+ * scheme (vf_quant_scheme_parse), or a llama.cpp file type ("q4_k_m",
+ * "q3_k_l", "q5_k_s", "iq4_xs", ...) priced tensor by tensor as
+ * llama-quantize would store it.
+ */
+VF_API bool vf_weights_format_valid(const char *spec);
+
 /* train: section for further training API */
 
 /* ------------------------------------------------------------------------ */

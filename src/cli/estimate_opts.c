@@ -41,8 +41,9 @@ const struct option vf_cli_estimate_options[] = {
 void vf_cli_infer_opts_help(FILE *f)
 {
     fputs("  --runtime R            generic (default) | transformers | vllm | llamacpp\n"
-          "  --weights W            re-price the weights: a dtype (bf16, fp32, q4_k, q8_0, ...) or a load\n"
-          "                         scheme (int8, int4, nf4, nf4-dq, fp8, gptq[-intB][-gN], awq[-gN])\n"
+          "  --weights W            re-price the weights: a dtype (bf16, fp32, q8_0, ...), a llama.cpp file\n"
+          "                         type (q4_k_m, q5_k_s, q3_k_l, iq4_xs, ...) or a load scheme (int8, int4,\n"
+          "                         nf4, nf4-dq, fp8, gptq[-intB][-gN], awq[-gN])\n"
           "  --keep-dtype D         dtype a quantizing load keeps the other tensors in (f32, bf16, f16)\n"
           "  --kv T | K,V           KV cache type: f16, bf16, fp8, q8_0, q4_0; llama.cpp K,V apart\n"
           "  --context N            tokens per sequence (prompt + generated); default: the model's\n"
@@ -122,12 +123,10 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         else
             return bad("runtime", arg, "expected generic, transformers, vllm or llamacpp");
         return 1;
-    case VF_OPT_WEIGHTS: {
-        vf_quant_scheme q;
-        if (vf_quant_scheme_parse(arg, &q) != VF_OK)
+    case VF_OPT_WEIGHTS:
+        if (!vf_weights_format_valid(arg))
             return bad("weights", arg, "unknown weight format (see vramfit dtypes)");
         return copy("weights", arg, o->weights, sizeof o->weights);
-    }
     case VF_OPT_KEEP_DTYPE:
         return copy("keep-dtype", arg, io->keep_dtype, sizeof io->keep_dtype);
     case VF_OPT_KV:

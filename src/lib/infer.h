@@ -23,15 +23,28 @@ typedef struct vf__wprice {
     vf_dtype act_dtype;      /* dtype activations and the KV cache default to */
 } vf__wprice;
 
-/* One tensor's price under a scheme. */
+/* One tensor's price under a scheme, for one model. */
 typedef struct vf__pricer {
     bool requant, gguf;
-    vf_quant_scheme q;
+    vf_quant_scheme q;     /* non-GGUF schemes */
     vf_dtype to_float, keep;
+    const vf_model *m;
+    vf_dtype *types;       /* GGUF: the type llama.cpp's quantizer gives each tensor (UNKNOWN = kept) */
+    char name[32];
 } vf__pricer;
-VF_HIDDEN vf_status vf__pricer_init(vf__pricer *p, const char *scheme, vf_dtype keep, vf_error *err);
-/* Bytes of t as the scheme stores it; *quantized when the scheme quantized it. */
-VF_HIDDEN uint64_t vf__pricer_tensor(const vf__pricer *p, const vf_tensor *t, bool *quantized);
+VF_HIDDEN vf_status vf__pricer_init(vf__pricer *p, const vf_model *m, const char *scheme, vf_dtype keep,
+                                    vf_error *err);
+VF_HIDDEN void vf__pricer_free(vf__pricer *p);
+/* Bytes of tensor i as the scheme stores it; *quantized when the scheme quantized it. */
+VF_HIDDEN uint64_t vf__pricer_tensor(const vf__pricer *p, size_t i, bool *quantized);
+
+/* llama.cpp's quantizer (infer_ggufmix.c): a file type ("q4_k_m") or a
+ * GGUF block type ("q4_k") → base type and rule set; the type of every
+ * tensor (malloc'd, n_tensors entries, VF_DTYPE_UNKNOWN = not quantized). */
+VF_HIDDEN bool vf__ggufmix_parse(const char *name, vf_dtype *base, int *ft);
+VF_HIDDEN vf_dtype *vf__ggufmix_types(const vf_model *m, vf_dtype base, int ft);
+VF_HIDDEN bool vf__ggufmix_quantizes(const vf_tensor *t);
+VF_HIDDEN vf_dtype vf__ggufmix_fallback(vf_dtype dt, uint64_t row);
 
 /* Prices every tensor as stored, or re-priced with o->weights. keep_dtype
  * (VF_DTYPE_UNKNOWN = as stored) is what a bitsandbytes/GPTQ load keeps the

@@ -94,14 +94,14 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
      * layer is always the CPU, llama-model.cpp dev_input); output on the
      * output layer's device; a tied output is a duplicated copy there. */
     vf__pricer pr;
-    if ((st = vf__pricer_init(&pr, o->weights, VF_DTYPE_UNKNOWN, err)) != VF_OK)
+    if ((st = vf__pricer_init(&pr, m, o->weights, VF_DTYPE_UNKNOWN, err)) != VF_OK)
         return st;
     bool has_output = false;
     uint64_t embd_bytes = 0;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
         bool qd;
-        uint64_t b = vf__pricer_tensor(&pr, t, &qd);
+        uint64_t b = vf__pricer_tensor(&pr, i, &qd);
         int dev;
         if (t->role == VF_ROLE_EMBED || t->role == VF_ROLE_POS_EMBED) {
             dev = -1;
@@ -119,6 +119,7 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
         else
             dev_model[dev] += b;
     }
+    vf__pricer_free(&pr);
     if (!has_output && out_dev >= 0 && hp->tie_word_embeddings)
         dev_model[out_dev] += embd_bytes; /* TENSOR_DUPLICATED output copy */
 

@@ -49,35 +49,6 @@ static bool is_block_linear(const vf_tensor *t)
     }
 }
 
-/* llama.cpp's quantizer (src/llama-quant.cpp, llama_model_quantize_impl):
- * only tensors with two or more dimensions are quantized; 1-D tensors (norms,
- * biases) stay F32; MoE routers (ffn_gate_inp) and position embeddings are
- * left alone. */
-static bool gguf_quantizes(const vf_tensor *t)
-{
-    return t->n_dims >= 2 && !(t->flags & VF_TENSOR_NOT_PARAM) && t->role != VF_ROLE_ROUTER &&
-           t->role != VF_ROLE_POS_EMBED && t->role != VF_ROLE_QUANT_AUX;
-}
-
-/* When a row is not a whole number of blocks, llama.cpp falls back to a type
- * with 32-element blocks (llama-quant.cpp, "fallback" for incompatible
- * tensors): IQ4_NL for the 2-3 bit types, Q5_0 for Q4_K, Q5_1 for Q5_K, Q8_0
- * for Q6_K; F16 when even 32 does not divide the row. */
-static vf_dtype gguf_fallback(vf_dtype dt, uint64_t row)
-{
-    const vf_dtype_info *d = vf_dtype_get(dt);
-    if (!d || row % d->block_elements == 0)
-        return dt;
-    vf_dtype fb;
-    switch (dt) {
-    case VF_DTYPE_Q4_K: fb = VF_DTYPE_Q5_0; break;
-    case VF_DTYPE_Q5_K: fb = VF_DTYPE_Q5_1; break;
-    case VF_DTYPE_Q6_K: fb = VF_DTYPE_Q8_0; break;
-    default: fb = VF_DTYPE_IQ4_NL; break;
-    }
-    return row % 32 == 0 ? fb : VF_DTYPE_F16;
-}
-
 static uint64_t kept_bytes(const vf_tensor *t, vf_dtype keep)
 {
     if (keep != VF_DTYPE_UNKNOWN && is_float(t->dtype))
@@ -136,25 +107,41 @@ static vf_dtype dominant_float(const vf_model *m)
     return best;
 }
 
-vf_status vf__pricer_init(vf__pricer *p, const char *scheme, vf_dtype keep, vf_error *err)
+vf_status vf__pricer_init(vf__pricer *p, const vf_model *m, const char *scheme, vf_dtype keep, vf_error *err)
 {
     memset(p, 0, sizeof *p);
+    p->m = m;
     p->keep = keep;
     p->to_float = VF_DTYPE_UNKNOWN;
     p->requant = scheme && *scheme;
     if (!p->requant)
         return VF_OK;
+    snprintf(p->name, sizeof p->name, "%s", scheme);
+    vf_dtype base;
+    int ft;
+    if (vf__ggufmix_parse(scheme, &base, &ft)) {
+        p->gguf = true;
+        if (!(p->types = vf__ggufmix_types(m, base, ft)))
+            return vf__err(err, VF_ENOMEM, scheme, "out of memory");
+        return VF_OK;
+    }
     if (vf_quant_scheme_parse(scheme, &p->q) != VF_OK)
         return vf__err(err, VF_EINVAL, scheme, "unknown weight format (see vramfit dtypes)");
-    const char *meth = p->q.method ? p->q.method : "";
-    p->gguf = strcmp(meth, "gguf") == 0;
-    if (strcmp(meth, "float") == 0)
+    snprintf(p->name, sizeof p->name, "%s", p->q.name);
+    if (p->q.method && strcmp(p->q.method, "float") == 0)
         p->to_float = vf_dtype_from_name(p->q.name);
     return VF_OK;
 }
 
-uint64_t vf__pricer_tensor(const vf__pricer *p, const vf_tensor *t, bool *quantized)
+void vf__pricer_free(vf__pricer *p)
 {
+    free(p->types);
+    p->types = NULL;
+}
+
+uint64_t vf__pricer_tensor(const vf__pricer *p, size_t i, bool *quantized)
+{
+    const vf_tensor *t = &p->m->tensors[i];
     *quantized = false;
     if (!p->requant)
         return t->n_bytes;
@@ -164,12 +151,13 @@ uint64_t vf__pricer_tensor(const vf__pricer *p, const vf_tensor *t, bool *quanti
         return t->n_bytes;
     }
     if (p->gguf) {
-        if (gguf_quantizes(t)) {
+        vf_dtype dt = p->types[i];
+        if (dt != VF_DTYPE_UNKNOWN) {
             uint64_t row = t->shape[t->n_dims - 1];
-            vf_dtype dt = gguf_fallback(p->q.gguf_type, row);
             *quantized = true;
             return vf__smul(t->n_elements / (row ? row : 1), vf__dt_bytes(dt, row));
         }
+        /* convert_hf_to_gguf stores 1-D tensors (norms, biases) in F32 */
         if (t->n_dims <= 1 && is_float(t->dtype))
             return vf__dt_bytes(VF_DTYPE_F32, t->n_elements);
         return t->n_bytes;
@@ -186,18 +174,18 @@ vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep
 {
     memset(w, 0, sizeof *w);
     vf__pricer pr;
-    vf_status st = vf__pricer_init(&pr, scheme, keep, err);
+    vf_status st = vf__pricer_init(&pr, m, scheme, keep, err);
     if (st != VF_OK)
         return st;
     bool requant = pr.requant, gguf = pr.gguf;
     const vf_quant_scheme q = pr.q;
-    const char *meth = requant && q.method ? q.method : "";
+    const char *meth = gguf ? "llama.cpp quantizer" : requant && q.method ? q.method : "";
     vf_dtype to_float = pr.to_float;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
         uint64_t p = (t->flags & VF_TENSOR_NOT_PARAM) ? 0 : t->n_params;
         bool qd;
-        uint64_t b = vf__pricer_tensor(&pr, t, &qd);
+        uint64_t b = vf__pricer_tensor(&pr, i, &qd);
         if (qd) {
             w->quant_params += p;
             if (!gguf && t->n_bytes > w->largest_src) {
@@ -210,6 +198,7 @@ vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep
         if (t->n_dims >= 2)
             w->sharded_bytes = vf__sadd(w->sharded_bytes, b);
     }
+    vf__pricer_free(&pr);
     w->bits = w->params ? 8.0 * (double)w->bytes / (double)w->params : 0;
 
     const vf_hparams *hp = &m->hp;
@@ -222,8 +211,10 @@ vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep
         w->act_dtype = VF_DTYPE_F16;
     if (e) {
         if (requant)
-            vf__assume(e, "weights = %s (%s): %.3f bits per weight achieved; %s", q.name, meth, w->bits,
-                       q.keeps ? q.keeps : "");
+            vf__assume(e, "weights = %s (%s): %.3f bits per weight achieved; %s", pr.name, meth, w->bits,
+                       gguf ? "1-D tensors F32, routers and position embeddings kept, output Q6_K, llama.cpp's "
+                              "mix rules for V, down and output projections"
+                            : q.keeps ? q.keeps : "");
         else
             vf__assume(e, "weights = as stored, %.3f bits per weight", w->bits);
         vf__explain(e, "weights = sum over %zu tensors of their %s bytes = %llu B", m->n_tensors,

@@ -70,6 +70,8 @@ check_json "vllm fp8 cache doubles the tokens" 0 '.assumptions.kv_bytes_per_toke
 check_json "vllm does not start at 128k on 24 GB" 0 '(.starts | not) and (.reason | test("max_model_len 131072"))' "$VF" estimate "$L" --runtime vllm --gpu 24GB --json
 check_out "vllm does not start, said in the table" 0 "vLLM does not start" "$VF" estimate "$L" --runtime vllm --gpu 24GB
 # llama.cpp on the same config: -c 8192 f16 = 1024 MiB of KV (measured.csv C12)
+# Q4_K_M of Llama-3.1-8B as llama-quantize makes it: ~4.9 bits per weight
+check_json "llama.cpp Q4_K_M mix" 0 '.assumptions.weight_bits > 4.8 and .assumptions.weight_bits < 5.0' "$VF" estimate "$L" --weights q4_k_m --json
 check_json "llamacpp context 8192" 0 '.runtime_buffers.context == 1073741824 and .runtime_buffers.output == 513024' "$VF" estimate "$L" --runtime llamacpp --context 8192 --json
 check_json "llamacpp q8_0 K and V" 0 '.runtime_buffers.context == 8192 * 32 * 2 * 34 * 32' "$VF" estimate "$L" --runtime llamacpp --context 8192 --kv q8_0 --flash-attn on --json
 check_err "llamacpp quantized V needs flash attention" 2 "flash attention" "$VF" estimate "$L" --runtime llamacpp --kv f16,q8_0 --flash-attn off

@@ -80,11 +80,11 @@ static void weights_repricing(void **state)
     vf_model *m = llama3_8b(8192);
     assert_int_equal(params_of(m), 8030261248ull); /* param-counts.tsv, published */
     vf__wprice w;
-    /* Q4_K everywhere 2-D (256-element rows divide 4096 and 14336): 4.5 bits
-     * on matrices, norms in F32 (llama-quant.cpp) */
+    /* Q4_K on every matrix (256-element rows divide 4096 and 14336), the
+     * output matrix raised to Q6_K, norms in F32 (llama-quant.cpp) */
     assert_int_equal(vf__weights_price(m, "q4_k", VF_DTYPE_UNKNOWN, &w, NULL, NULL), VF_OK);
-    uint64_t mat = 8030261248ull - 65 * 4096ull, norms = 65 * 4096ull;
-    assert_int_equal(w.bytes, mat / 256 * 144 + norms * 4);
+    uint64_t out = 128256ull * 4096, mat = 8030261248ull - 65 * 4096ull - out, norms = 65 * 4096ull;
+    assert_int_equal(w.bytes, mat / 256 * 144 + out / 256 * 210 + norms * 4);
     /* nf4 with double quant on the block linears only: codes n/2, one 8-bit
      * absmax per 64, one fp32 per 256 blocks (QLoRA §2); embeddings, head and
      * norms stay bf16 */
@@ -147,9 +147,16 @@ static void kv_gqa_llamacpp(void **state)
     o.infer.flash_attn = 1;
     e = run(m, &o);
     assert_int_equal(e.rb_context, 8192ull * 32 * 2 * (1024 / 32 * 34));
+
+    /* C12's GPU model buffer: Meta-Llama-3-8B-Instruct Q4_K_M fully offloaded
+     * holds everything but the token embeddings: 4403 MiB */
+    snprintf(o.weights, sizeof o.weights, "q4_k_m");
+    o.infer.kv_dtype[0] = '\0';
+    e = run(m, &o);
+    assert_true(fabs(itl_rel(e.weights / MIB, 4403)) < 0.005);
     vf_model_free(m);
 
-    m = open_model("Qwen/Qwen3-1.7B"); /* 28 layers, 8 KV heads of 128 */
+    m = open_model("Qwen/Qwen3-1.7B"); /* 28 layers, 8 KV heads of 128, tied */
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
     o.infer.context = 40960;
@@ -157,6 +164,11 @@ static void kv_gqa_llamacpp(void **state)
     assert_int_equal(e.rb_context, 4480ull << 20);
     /* compute buffer on CUDA: 300 MiB (C13), within 10% */
     assert_true(fabs(itl_rel(e.rb_compute / MIB, 300)) < 0.10);
+    /* model buffer on the GPU, Q4_K_M: 1050 MiB (C13): the blocks and the
+     * tied output's duplicated copy (Q6_K), token embeddings on the host */
+    snprintf(o.weights, sizeof o.weights, "q4_k_m");
+    e = run(m, &o);
+    assert_true(fabs(itl_rel(e.weights / MIB, 1050)) < 0.005);
     vf_model_free(m);
 }
 

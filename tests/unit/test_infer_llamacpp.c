@@ -81,10 +81,51 @@ static void every_ok_run(void **state)
     free(dir);
 }
 
+/* --weights with a llama.cpp file type re-prices an F16 model tensor by
+ * tensor as llama-quantize did: the bytes of the Q8_0 / Q4_0 / Q4_K_M files
+ * it made from the same F16 files (results.json "files" by_type). */
+static void quantizer_mix(void **state)
+{
+    (void)state;
+    json_t *root = itl_json(REF "/llamacpp/results.json");
+    json_t *files = json_object_get(root, "files");
+    char *dir = tu_tmpdir();
+    const char *models[] = {"llama-tiny", "llama-gqa", "llama3-bpe", "qwen2", "gemma2", "llama-moe"};
+    const char *types[] = {"Q8_0", "Q4_0", "Q4_K_M"};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s-F16.gguf", models[i]);
+        vf_model *m = itl_open_grown(dir, name);
+        for (size_t k = 0; k < 3; k++) {
+            snprintf(name, sizeof name, "%s-%s.gguf", models[i], types[k]);
+            json_t *bt = json_object_get(json_object_get(files, name), "by_type");
+            assert_non_null(bt);
+            uint64_t want = 0;
+            const char *key;
+            json_t *v;
+            json_object_foreach(bt, key, v) want += (uint64_t)json_integer_value(json_object_get(v, "bytes"));
+            vf_estimate_opts o;
+            vf_estimate_opts_init(&o);
+            snprintf(o.weights, sizeof o.weights, "%s", types[k]);
+            vf_estimate e;
+            vf_error err = {0};
+            assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+            if (e.weights != want)
+                fail_msg("%s: %llu bytes, llama-quantize wrote %llu", name, (unsigned long long)e.weights,
+                         (unsigned long long)want);
+        }
+        vf_model_free(m);
+    }
+    json_decref(root);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_ok_run),
+        cmocka_unit_test(quantizer_mix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
