@@ -20,6 +20,7 @@ static void help(void)
            "activations, gradients, optimizer states, overhead), reproducing the allocations of the\n"
            "engine that will run it. Formulas and sources: docs/memory-model.md.\n\n");
     vf_cli_infer_opts_help(stdout);
+    printf("  (a GGUF file defaults to --runtime llamacpp)\n");
     printf("\n  --train                the training memory model (see its knobs below)\n");
     vf_cli_train_opts_help(stdout);
     printf("  --explain              print every formula with its numbers\n"
@@ -185,7 +186,7 @@ int cmd_estimate(int argc, char **argv)
 {
     vf_estimate_opts o;
     vf_estimate_opts_init(&o);
-    bool json = false, explain = false;
+    bool json = false, explain = false, runtime_given = false;
     vf_units units = VF_UNITS_GIB;
     struct option all[128];
     const struct option *const tables[] = {cmd_options, vf_cli_estimate_options, vf_cli_train_options};
@@ -219,6 +220,8 @@ int cmd_estimate(int argc, char **argv)
         default:
             break;
         }
+        if (c == VF_OPT_RUNTIME)
+            runtime_given = true;
         int r = vf_cli_parse_infer_opt(c, optarg, &o);
         if (r == 0)
             r = vf_cli_parse_train_opt(c, optarg, &o);
@@ -240,6 +243,9 @@ int cmd_estimate(int argc, char **argv)
         fprintf(stderr, "vramfit: out of memory\n");
         return VF_EXIT_IO;
     }
+    /* a GGUF file is run by llama.cpp unless told otherwise */
+    if (!runtime_given && vf_model_format(m) == VF_FORMAT_GGUF)
+        o.runtime = VF_RUNTIME_LLAMACPP;
     vf_error err = {0};
     if (vf_estimate_run(m, &o, e, &err) != VF_OK) {
         rc = vf_report_error(&err);

@@ -56,6 +56,7 @@ if "$VF" inspect "$G" >/dev/null 2>&1; then
     # results.json llama-tiny-Q4_K_M-c4096-fa1: KV 2.00 MiB (4096 cells x 2 layers x
     # 2 x 64 f16), output 0.12 MiB (32000 x 4), compute 63.0 MiB
     check_json "llamacpp gguf kv" 0 '.runtime_buffers.context == 2097152 and .runtime_buffers.output == 128000' "$VF" estimate "$G" --runtime llamacpp --context 4096 --flash-attn on --n-gpu-layers 0 --json
+    check_json "gguf defaults to llamacpp" 0 '.runtime == "llamacpp" and .runtime_buffers.context == 2097152' "$VF" estimate "$G" --context 4096 --json
     check_json "llamacpp gguf compute" 0 '(.runtime_buffers.compute / 1048576 - 63.0) | fabs < 6.3' "$VF" estimate "$G" --runtime llamacpp --context 4096 --flash-attn on --n-gpu-layers 0 --json
 fi
 
