@@ -70,7 +70,8 @@ VF_HIDDEN uint64_t vf__kv_bytes_per_token(const vf_hparams *hp, bool mla_latent,
 VF_HIDDEN uint64_t vf__recurrent_bytes(const vf_hparams *hp);
 
 /* ---- overhead figures (infer_overhead.c) ---- */
-VF_HIDDEN uint64_t vf__cuda_context_bytes(void);
+VF_HIDDEN uint64_t vf__cuda_context_bytes(void);        /* with PyTorch's kernels */
+VF_HIDDEN uint64_t vf__cuda_context_native_bytes(void); /* a plain CUDA/ggml process */
 VF_HIDDEN uint64_t vf__cublas_workspace_bytes(uint64_t gpu_bytes);
 
 /* ---- runtime profiles ---- */

@@ -192,7 +192,7 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
     uint64_t output = vf__smul(vf__smul(n_seq, n_vocab), 4);
 
     /* what each GPU holds */
-    uint64_t ctxb = n_dev ? vf__cuda_context_bytes() : 0;
+    uint64_t ctxb = n_dev ? vf__cuda_context_native_bytes() : 0;
     uint64_t peak = 0;
     uint32_t peak_dev = 0;
     for (uint32_t d = 0; d < n_dev; d++) {
@@ -245,7 +245,7 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
     vf__assume(e, "n_gpu_layers = %u of %u (+1 output layer) over %u device(s); token embeddings in host memory",
                ngl > nl + 1 ? nl + 1 : ngl, nl, n_dev);
     if (n_dev)
-        vf__assume(e, "overhead = CUDA context %llu MiB per GPU (measured, PyTorch on V100: upper bound)",
+        vf__assume(e, "overhead = CUDA context %llu MiB per GPU (gguf-parser's platform footprint)",
                    (unsigned long long)(ctxb >> 20));
     vf__explain(e, "context = sum over %u layers of cells x (row_size(%s, K) + row_size(%s, V)), %llu cells "
                 "for full layers = %llu B", nl, vf_dtype_get(kt)->name, vf_dtype_get(vt)->name,
