@@ -288,7 +288,7 @@ void vf__gguf_hparams(vf_model *m)
     }
     sliding_window(&c, hp);
     uint32_t kl_swa = get_u32(&c, "attention.key_length_swa");
-    if (kl_swa && hp->layer_is_swa && kl_swa != hp->head_dim && (hp->layer_head_dim = malloc(c.n_layers * 4)))
+    if (kl_swa && hp->layer_is_swa && kl_swa != hp->head_dim && (hp->layer_head_dim = malloc((size_t)c.n_layers * sizeof *hp->layer_head_dim)))
         for (uint32_t i = 0; i < c.n_layers; i++)
             hp->layer_head_dim[i] = hp->layer_is_swa[i] ? kl_swa : hp->head_dim;
     /* layers without a KV cache of their own */
