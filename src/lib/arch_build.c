@@ -90,7 +90,7 @@ static void aux(vf__ab *b, vf_dtype dt, uint32_t nd, const uint64_t *shape, cons
     vf__ab_raw(b, dt, 0, 0, nd, shape, name);
 }
 
-static void vparam(vf__ab *b, uint32_t nd, const uint64_t *shape, const char *fmt, va_list ap)
+static VF_PRINTF(4, 0) void vparam(vf__ab *b, uint32_t nd, const uint64_t *shape, const char *fmt, va_list ap)
 {
     char name[NAME_MAX_LEN];
     vsnprintf(name, sizeof name, fmt, ap);
