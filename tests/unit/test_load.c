@@ -1,6 +1,7 @@
 /* test_load.c — the streaming loader: byte-exact results on every backend,
  * the ring's ordering against the fake driver, device maps. */
 #include "test_load_util.h"
+#include "gguf_writer.h"
 
 static vf_status load(const vf_model *m, const char *device, uint64_t staging, uint32_t threads, bool verify,
                       const char *map, vf_loader **l, vf_load_result *r, vf_error *e)
@@ -303,6 +304,62 @@ static void test_device_map_auto(void **state)
     free(p), free(dir);
 }
 
+/* GGUF: quantized block types, tensors at 32-byte alignment with padding
+ * between them; one allocation of the data section, each tensor at
+ * (offset − data start), and the same file through a device map. */
+static void test_gguf_cuda(void **state)
+{
+    (void)state;
+    tl_fake_env("FAKE_CUDA_DEVICES=2", NULL);
+    char *dir = tu_tmpdir(), *p = tu_path(dir, "model.gguf"), *mp = tu_path(dir, "map.json");
+    gw_tensor t[] = {
+        {"token_embd.weight", GW_T_Q4_K, 2, {512, 100}},
+        {"blk.0.attn_norm.weight", GW_T_F32, 1, {77}},
+        {"blk.0.attn_q.weight", GW_T_Q8_0, 2, {256, 96}},
+        {"blk.1.attn_norm.weight", GW_T_F32, 1, {77}},
+        {"blk.1.ffn_up.weight", GW_T_Q6_K, 2, {256, 300}},
+        {"output.weight", GW_T_BF16, 2, {128, 100}},
+    };
+    size_t n = sizeof t / sizeof t[0];
+    gw w = {0};
+    gw_begin(&w, 3, n, 2);
+    gw_kv_str(&w, "general.architecture", "llama");
+    gw_kv_u32(&w, "llama.block_count", 2);
+    uint64_t data = gw_tensor_infos(&w, t, n, 32);
+    assert_int_equal(gw_finish(&w, p, 32, data), 0);
+    vf_model *m = NULL;
+    vf_error e = {0};
+    if (vf_model_open(p, &m, &e) != VF_OK)
+        fail_msg("%s", e.msg);
+    assert_int_equal(vf_model_format(m), VF_FORMAT_GGUF);
+    assert_int_equal(vf_model_file(m, 0)->data_bytes, data);
+    tl_fill_data(m);
+    vf_loader *l = NULL;
+    vf_load_result r;
+    assert_int_equal(load(m, "cuda:1", 256 << 10, 2, true, NULL, &l, &r, &e), VF_OK);
+    assert_int_equal(r.bytes, data); /* the padding travels too: offsets stay as in the file */
+    assert_true(r.verified);
+    tl_assert_exact(l, m, false);
+    vf_loader_free(l);
+    const char *map = "{\"blk\": 0, \"*\": 1}";
+    tu_write(mp, map, strlen(map));
+    l = NULL;
+    if (load(m, "", 256 << 10, 2, true, mp, &l, &r, &e) != VF_OK)
+        fail_msg("%s", e.msg);
+    const char *dev;
+    uint64_t addr;
+    assert_int_equal(vf_loader_tensor_location(l, 2, &dev, &addr), VF_OK);
+    assert_string_equal(dev, "cuda:0");
+    assert_int_equal(vf_loader_tensor_location(l, 5, &dev, &addr), VF_OK);
+    assert_string_equal(dev, "cuda:1");
+    tl_assert_exact(l, m, false);
+    vf_loader_free(l);
+    tl_assert_clean();
+    vf_model_free(m);
+    tu_rm_rf(dir);
+    free(p), free(mp), free(dir);
+}
+
 /* The checksum: equal inputs agree, any flipped bit or moved byte differs. */
 static void test_hash(void **state)
 {
@@ -333,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_sharded_cuda),
         cmocka_unit_test(test_device_map_file),
         cmocka_unit_test(test_device_map_auto),
+        cmocka_unit_test(test_gguf_cuda),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
