@@ -128,6 +128,37 @@ static void test_cuda_exact_and_ring_order(void **state)
     free(dir);
 }
 
+/* O_DIRECT: reads widened to 4 KiB blocks around unaligned data starts,
+ * trimmed; buffered where the file system refuses (the result says which). */
+static void test_direct_io(void **state)
+{
+    (void)state;
+    tl_fake_env("FAKE_CUDA_DELAY_US=50", NULL);
+    char *dir = tu_tmpdir(), *p = tu_path(dir, "model.safetensors");
+    vf_model *m = tl_llama(p, 3, 384);
+    assert_true(vf_model_file(m, 0)->data_offset % 4096 != 0); /* the header makes it unaligned */
+    vf_load_opts o;
+    vf_load_opts_init(&o);
+    snprintf(o.device, sizeof o.device, "cuda:0");
+    o.staging_bytes = 512 << 10;
+    o.direct = true;
+    o.verify = true;
+    vf_loader *l = NULL;
+    vf_load_result r;
+    vf_error e = {0};
+    assert_int_equal(vf_loader_open(m, &o, &l, &e), VF_OK);
+    if (vf_loader_run(l, &r, &e) != VF_OK)
+        fail_msg("%s", e.msg);
+    print_message("O_DIRECT %s on %s\n", r.direct ? "in effect" : "refused, buffered", dir);
+    assert_true(r.verified);
+    tl_assert_exact(l, m, false);
+    vf_loader_free(l);
+    tl_assert_clean();
+    vf_model_free(m);
+    tu_rm_rf(dir);
+    free(p), free(dir);
+}
+
 /* The fake's detector itself: rewriting a pinned buffer while its copy is
  * in flight is caught (so the ordering test above can fail). */
 typedef int (*fn_init)(unsigned);
@@ -387,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_null_device),
         cmocka_unit_test(test_cuda_exact_and_ring_order),
         cmocka_unit_test(test_fake_detects_early_reuse),
+        cmocka_unit_test(test_direct_io),
         cmocka_unit_test(test_sharded_cuda),
         cmocka_unit_test(test_device_map_file),
         cmocka_unit_test(test_device_map_auto),
