@@ -58,7 +58,7 @@ check_json "device map auto" 0 '.device == "map" and (.devices | length) >= 2' \
 clean "device map auto"
 
 # An interrupt mid-load: exit 4, everything released.
-FAKE_CUDA_DELAY_US=40000 "$VF" load "$M" --device cuda:0 --staging-mb 1 >"$TMP/out" 2>"$TMP/err" &
+FAKE_CUDA_DELAY_US=100000 "$VF" load "$M" --device cuda:0 --staging-mb 1 >"$TMP/out" 2>"$TMP/err" &
 pid=$!
 sleep 0.5
 kill -INT $pid
