@@ -4,7 +4,8 @@
 #   2. the cuda backend against the real driver: a small checkpoint loaded
 #      byte-exact (--verify reads it back), a missing device refused (exit 5);
 #   3. pinned host-to-device bandwidth with the driver API (bench/h2d_bw.c,
-#      through the loader's own backend);
+#      through the loader's own backend); a checkpoint larger than the device
+#      refused with out of memory (exit 5);
 #   4. a generated GPU_CHECK_GIB (default 8) GiB checkpoint in the page cache
 #      loaded with --device cuda:N: throughput as a ratio of that bandwidth
 #      (target >= 0.85), peak host RSS (target <= ring + 64 MiB), device
@@ -56,6 +57,14 @@ step "pinned host-to-device bandwidth"
 bw=$("$B/bench/h2d_bw" "$DEV" "${H2D_GIB:-8}") || exit 1
 echo "$bw"
 BW=$(echo "$bw" | sed 's/.*gib_per_s=\([0-9.]*\).*/\1/')
+TOTAL=$(echo "$bw" | sed 's/.*device_total=\([0-9]*\).*/\1/')
+
+step "out of device memory against the driver: a (sparse) checkpoint 1 GiB larger than the device"
+"$B/bench/limits" sparse "$DIR/huge.safetensors" $((TOTAL + (1 << 30))) || exit 1
+"$VF" load "$DIR/huge.safetensors" --device "$DEV" >/dev/null 2>"$DIR/err"
+rc=$?
+result "device OOM is exit 5, one line" "$([ $rc -eq 5 ] && [ "$(wc -l <"$DIR/err")" -eq 1 ] && grep -q 'out of memory' "$DIR/err" && echo 1 || echo 0)" "exit $rc: $(cat "$DIR/err")"
+rm -f "$DIR/huge.safetensors"
 
 step "load a ${GIB} GiB checkpoint from the page cache"
 F=$DIR/model.safetensors

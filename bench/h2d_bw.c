@@ -58,8 +58,11 @@ int main(int argc, char **argv)
         if (b->ops->event_sync(b, ev[i], &e) != VF_OK)
             goto out;
     double s = now() - t0;
-    printf("h2d_pinned bytes=%llu seconds=%.4f gib_per_s=%.3f gb_per_s=%.3f\n", (unsigned long long)(n * SLOT), s,
-           (double)(n * SLOT) / (1u << 30) / s, (double)(n * SLOT) / 1e9 / s);
+    uint64_t fr = 0, tot = 0;
+    b->ops->mem_info(b, &fr, &tot, NULL);
+    printf("h2d_pinned bytes=%llu seconds=%.4f gib_per_s=%.3f gb_per_s=%.3f device_total=%llu\n",
+           (unsigned long long)(n * SLOT), s, (double)(n * SLOT) / (1u << 30) / s, (double)(n * SLOT) / 1e9 / s,
+           (unsigned long long)tot);
     rc = 0;
 out:
     if (rc)

@@ -1,6 +1,7 @@
 /* limits.c — the bounds a load is measured against, each run in its own
  * process so its peak RSS is its own (docs/loader.md "Benchmarks").
  *   limits gen FILE BYTES    write a safetensors checkpoint of ~BYTES (64 MiB F32 tensors, non-zero data)
+ *   limits sparse FILE BYTES one U8 tensor of BYTES, left as a hole (for out-of-memory checks)
  *   limits hostmem FILE      pread the whole file into one fresh mapping of its size (first touch included)
  *   limits stream FILE       pread through one reused 8 MiB buffer, discarding
  *   limits classic FILE      read the whole file into a buffer, then copy it into a second (device-like) one
@@ -101,12 +102,37 @@ static int gen(const char *path, unsigned long long bytes)
     return 0;
 }
 
+static int sparse(const char *path, unsigned long long bytes)
+{
+    char h[256];
+    int len = snprintf(h, sizeof h,
+                       "{\"model.layers.0.mlp.up_proj.weight\":{\"dtype\":\"U8\",\"shape\":[%llu],"
+                       "\"data_offsets\":[0,%llu]}}",
+                       bytes, bytes);
+    while (len % 8)
+        h[len++] = ' ';
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        die(path);
+    unsigned char lb[8];
+    for (int i = 0; i < 8; i++)
+        lb[i] = (unsigned char)((unsigned long long)len >> (8 * i));
+    fwrite(lb, 1, 8, f);
+    fwrite(h, 1, (size_t)len, f);
+    if (fflush(f) != 0 || ftruncate(fileno(f), (off_t)(8 + (unsigned long long)len + bytes)) != 0)
+        die("ftruncate");
+    fclose(f);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "gen") == 0)
         return gen(argv[2], strtoull(argv[3], NULL, 10));
+    if (argc == 4 && strcmp(argv[1], "sparse") == 0)
+        return sparse(argv[2], strtoull(argv[3], NULL, 10));
     if (argc != 3) {
-        fprintf(stderr, "usage: limits gen FILE BYTES | hostmem|stream|classic FILE\n");
+        fprintf(stderr, "usage: limits gen|sparse FILE BYTES | hostmem|stream|classic FILE\n");
         return 2;
     }
     const char *mode = argv[1];
