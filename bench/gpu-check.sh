@@ -19,7 +19,8 @@ DEV=${DEV:-cuda:0}
 GIB=${GPU_CHECK_GIB:-8}
 VF=$B/vramfit
 if [ "${GPU_CHECK_FAKE:-0}" = 1 ]; then
-    export VF_CUDA_LIBRARY="$PWD/$B/fake/libcuda.so.1" VF_NVML_LIBRARY="$PWD/$B/fake/libnvidia-ml.so.1"
+    case "$B" in /*) FB="$B/fake" ;; *) FB="$PWD/$B/fake" ;; esac
+    export VF_CUDA_LIBRARY="$FB/libcuda.so.1" VF_NVML_LIBRARY="$FB/libnvidia-ml.so.1"
     export FAKE_CUDA_DISCARD=${FAKE_CUDA_DISCARD:-0}
     echo "gpu-check: FAKE driver ($VF_CUDA_LIBRARY): the figures below are not a GPU's"
 fi

@@ -15,6 +15,7 @@ STAGING_MB=${STAGING_MB:-64}
 DIR=$(mktemp -d "${BENCH_DIR:-/tmp}/vfbench.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT INT TERM
 F=$DIR/model.safetensors
+case "$B" in /*) FAKE="$B/fake/libcuda.so.1" ;; *) FAKE="$PWD/$B/fake/libcuda.so.1" ;; esac
 for x in "$VF" "$LIM" "$B/fake/libcuda.so.1"; do
     [ -x "$x" ] || [ -f "$x" ] || { echo "bench: $x missing (run make bench)" >&2; exit 2; }
 done
@@ -60,7 +61,7 @@ set -- $(best_limit stream); ST_G=$1; ST_R=$2
 set -- $(best_load "$VF" load "$F" --device host --staging-mb "$STAGING_MB"); HO_G=$1; HO_R=$2; HO_S=$3
 set -- $(best_load "$VF" load "$F" --device null --staging-mb "$STAGING_MB"); NU_G=$1; NU_R=$2; NU_S=$3
 set -- $(best_limit classic); CL_G=$1; CL_R=$2
-set -- $(VF_CUDA_LIBRARY="$PWD/$B/fake/libcuda.so.1" VF_NVML_LIBRARY=/nonexistent FAKE_CUDA_DISCARD=1 \
+set -- $(VF_CUDA_LIBRARY="$FAKE" VF_NVML_LIBRARY=/nonexistent FAKE_CUDA_DISCARD=1 \
     REPS=1 best_load "$VF" load "$F" --device cuda:0 --staging-mb "$STAGING_MB"); CU_G=$1; CU_R=$2; CU_S=$3
 
 MiB=1048576

@@ -2,7 +2,8 @@
 # fake CUDA driver and NVML built in $BUILD/fake.
 . tests/cli/lib.sh
 B=${BUILD:-build}
-export VF_CUDA_LIBRARY="$PWD/$B/fake/libcuda.so.1" VF_NVML_LIBRARY="$PWD/$B/fake/libnvidia-ml.so.1"
+case "$B" in /*) ;; *) B="$PWD/$B" ;; esac
+export VF_CUDA_LIBRARY="$B/fake/libcuda.so.1" VF_NVML_LIBRARY="$B/fake/libnvidia-ml.so.1"
 
 # A safetensors file: 8-byte little-endian header length, JSON header, random data.
 mk_st() { # FILE DATA_BYTES_OF_EACH_OF_TWO_TENSORS(multiple of 4)
