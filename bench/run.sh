@@ -1,6 +1,16 @@
 #!/bin/sh
-# Runs the benchmarks of bench/ against $BUILD (default build/), one line each.
+# Runs every benchmark against $BUILD (default build/); each prints its
+# figures and its ratio against a baseline measured in the same run.
 B=${BUILD:-build}
 status=0
-"$B/bench/bench_inspect_gguf" || status=1
+for b in "$B"/bench/bench_*; do
+    [ -x "$b" ] || continue
+    echo "== $(basename "$b")"
+    "$b" || status=1
+done
+for s in bench/*.sh; do
+    case "$s" in */run.sh | */gpu-check.sh) continue ;; esac
+    echo "== $s"
+    BUILD="$B" sh "$s" || status=1
+done
 exit $status
