@@ -95,6 +95,7 @@ static void test_published_counts(void **state)
         {"google__gemma-2-27b.json", 27227128320ull},
         {"google__gemma-3-1b-it.json", 999885952ull},
         {"google__gemma-3-4b-it.json", 4300079472ull},
+        {"google__gemma-3-4b-it.hub.json", 4300079472ull}, /* text_config without class defaults */
         {"openai__gpt-oss-120b.json", 116829156672ull},
         {"openai-community__gpt2-medium.json", 354823168ull},
         {"openai-community__gpt2-large.json", 774030080ull},
