@@ -19,7 +19,7 @@
 #define CAP_VOCAB ((uint64_t)1 << 24)
 #define CAP_EXPERTS 16384u
 #define CAP_CONTEXT ((uint64_t)1 << 40)
-#define CAP_BUILD_TENSORS ((uint64_t)1 << 22) /* tensors a config may imply */
+#define CAP_BUILD_TENSORS ((uint64_t)1 << 20) /* tensors a config may imply (real: < 600k) */
 
 /* ---- config access ---- */
 
@@ -520,5 +520,6 @@ vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, cons
     st = fam->build(&b);
     if (st == VF_OK)
         st = b.st;
+    vf__ab_done(&b);
     return st;
 }
