@@ -349,7 +349,9 @@ static void check_sidecar_count(vf_model *m, const char *text, size_t len, const
         vf_model_totals_get(c, &tc);
         vf_model_totals_get(m, &tf);
         uint64_t nc = tc.elements - tc.buffer_elements, nf = tf.elements - tf.buffer_elements;
-        if (nc != nf)
+        /* a file may store a copy of a tied head (Qwen3-0.6B does) */
+        bool tied_copy = c->hp.tie_word_embeddings && nf > nc && nf - nc == c->hp.vocab_size * c->hp.hidden_size;
+        if (nc != nf && !tied_copy)
             vf__model_warn(m, "%s: config.json implies %llu parameter elements, the weight files hold %llu", cfg_path,
                            (unsigned long long)nc, (unsigned long long)nf);
     }
