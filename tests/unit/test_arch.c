@@ -246,6 +246,9 @@ static void test_deepseek_v3(void **state)
     /* llama.cpp reports 672.050 B for the same architecture without the MTP
      * layer: it stores kv_b_proj and also its k_b / v_b split (61 x 128 x 512 x 256) */
     assert_true(fabs(billions(main_params + 61ull * 128 * 512 * 256) - 672.050) < 0.0005);
+    /* the checkpoint's 163 safetensors files hold 688,586,727,753 bytes, their
+     * JSON headers (some tens of KB each, < 100 KB) included */
+    assert_true(t.bytes < 688586727753ull && t.bytes > 688586727753ull - 163ull * 100000);
     /* 37B activated per token (DeepSeek-V3 report) */
     assert_true(t.active_params > 36500000000ull && t.active_params < 37600000000ull);
 
@@ -381,6 +384,14 @@ static void test_variants(void **state)
     assert_int_equal(hp->layer_is_swa[1], 0);
     assert_int_equal(hp->sliding_window, 4096);
     assert_non_null(find(m, "model.layers.0.pre_feedforward_layernorm.weight"));
+    vf_model_free(m);
+
+    m = open_ok(CFG "google__gemma-3-1b-it.json"); /* 5 sliding : 1 global */
+    hp = vf_model_hparams(m);
+    assert_int_equal(hp->layer_is_swa[4], 1);
+    assert_int_equal(hp->layer_is_swa[5], 0);
+    assert_int_equal(hp->sliding_window, 512);
+    assert_int_equal(find(m, "model.layers.0.self_attn.k_proj.weight")->shape[0], 256); /* MQA, head_dim 256 */
     vf_model_free(m);
 
     m = open_ok(REF "models/mistralai__Mistral-7B-Instruct-v0.1.json");
