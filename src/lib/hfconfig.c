@@ -289,7 +289,7 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
     const char *ttype = vf__cfg_str(t, "model_type");
     snprintf(hp->architecture, sizeof hp->architecture, "%s", type ? type : ttype ? ttype : "");
     const char *nm = vf__cfg_str(root, "_name_or_path");
-    if (nm && nm[0] && !hp->name[0])
+    if (nm && nm[0] && nm[0] != '/' && nm[0] != '.' && !hp->name[0]) /* a hub id, not a local path */
         snprintf(hp->name, sizeof hp->name, "%s", nm);
     if (!type)
         type = ttype;

@@ -179,6 +179,16 @@ static void test_moe_active(void **state)
     assert_int_equal(find(m, "model.layers.0.block_sparse_moe.experts.7.w2.weight")->role, VF_ROLE_EXPERT);
     vf_model_free(m);
 
+    /* qwen2_moe: 60 routed experts (4 active) + an always-on shared expert with its gate */
+    m = open_ok(CFG "Qwen__Qwen1.5-MoE-A2.7B-Chat.json");
+    t = totals(m);
+    assert_true(fabs(billions(t.params) - 14.3) < 0.05);
+    assert_true(fabs(billions(t.active_params) - 2.7) < 0.05);
+    assert_int_equal(find(m, "model.layers.0.mlp.shared_expert.up_proj.weight")->role, VF_ROLE_SHARED_EXPERT);
+    assert_int_equal(find(m, "model.layers.0.mlp.shared_expert_gate.weight")->shape[0], 1);
+    assert_int_equal(find(m, "model.layers.0.mlp.experts.59.down_proj.weight")->role, VF_ROLE_EXPERT);
+    vf_model_free(m);
+
     /* gpt-oss model card: 3.61B / 5.13B active, counting the output head but
      * not the input embedding (a row lookup) */
     const char *oss[2] = {REF "models/openai__gpt-oss-20b.json", CFG "openai__gpt-oss-120b.json"};
