@@ -242,8 +242,12 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
     if (hp->sliding_window)
         vf__assume(e, "sliding-window layers: %llu cells per sequence (window %u%s)", (unsigned long long)swa_cells,
                    hp->sliding_window, io->swa_full ? ", --swa-full" : " + ubatch, padded to 256");
-    vf__assume(e, "n_gpu_layers = %u of %u (+1 output layer) over %u device(s); token embeddings in host memory",
-               ngl > nl + 1 ? nl + 1 : ngl, nl, n_dev);
+    if (ngl > nl)
+        vf__assume(e, "n_gpu_layers = all %u blocks and the output layer over %u device(s); token embeddings in "
+                   "host memory", nl, n_dev);
+    else
+        vf__assume(e, "n_gpu_layers = %u: the last %u blocks%s on %u device(s), the rest and the token embeddings "
+                   "in host memory", ngl, ngl ? ngl - 1 : 0, ngl ? " and the output layer" : "", n_dev);
     if (n_dev)
         vf__assume(e, "overhead = CUDA context %llu MiB per GPU (gguf-parser's platform footprint)",
                    (unsigned long long)(ctxb >> 20));

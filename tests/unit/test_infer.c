@@ -265,6 +265,24 @@ static void vllm_pool(void **state)
         assert_true(e.max_concurrency > 1.0);
         vf_model_free(m);
     }
+    /* defaults by GPU class (arg_utils.py _set_default_args_v1): an 80 GB
+     * A100 keeps 2048 batched tokens / 256 sequences, an H100 gets 8192 /
+     * 1024: the sampler warm-up over 1024 x 128256 logits dominates there */
+    {
+        vf_model *m = llama3_8b(131072);
+        vf_estimate_opts o;
+        vf_estimate_opts_init(&o);
+        o.runtime = VF_RUNTIME_VLLM;
+        o.gpu_bytes = 80ull << 30;
+        o.infer.max_model_len = 8192;
+        snprintf(o.infer.gpu_name, sizeof o.infer.gpu_name, "A100 SXM 80GB");
+        vf_estimate a100 = run(m, &o);
+        snprintf(o.infer.gpu_name, sizeof o.infer.gpu_name, "H100 SXM 80GB");
+        vf_estimate h100 = run(m, &o);
+        assert_true(a100.activations >= 256ull * 128256 * 28 && a100.activations < 1024ull * 128256 * 28);
+        assert_true(h100.activations >= 1024ull * 128256 * 28);
+        vf_model_free(m);
+    }
     /* A2d: tensor parallel 2, weights per GPU 7.48 GiB */
     vf_model *m = llama3_8b(8192);
     vf_estimate_opts o;
