@@ -100,6 +100,8 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
     uint64_t embd_bytes = 0;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
+        if (t->flags & VF_TENSOR_MTP)
+            continue; /* nextn layers: TENSOR_SKIP, never allocated */
         bool qd;
         uint64_t b = vf__pricer_tensor(&pr, i, &qd);
         int dev;

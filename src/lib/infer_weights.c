@@ -181,8 +181,16 @@ vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep
     const vf_quant_scheme q = pr.q;
     const char *meth = gguf ? "llama.cpp quantizer" : requant && q.method ? q.method : "";
     vf_dtype to_float = pr.to_float;
+    size_t n_mtp = 0;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
+        /* multi-token-prediction layers are not loaded for plain inference:
+         * transformers ignores them on load, vLLM loads them only for
+         * speculative decoding, llama.cpp marks them TENSOR_SKIP */
+        if (t->flags & VF_TENSOR_MTP) {
+            n_mtp++;
+            continue;
+        }
         uint64_t p = (t->flags & VF_TENSOR_NOT_PARAM) ? 0 : t->n_params;
         bool qd;
         uint64_t b = vf__pricer_tensor(&pr, i, &qd);
@@ -217,7 +225,9 @@ vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep
                             : q.keeps ? q.keeps : "");
         else
             vf__assume(e, "weights = as stored, %.3f bits per weight", w->bits);
-        vf__explain(e, "weights = sum over %zu tensors of their %s bytes = %llu B", m->n_tensors,
+        if (n_mtp)
+            vf__assume(e, "multi-token-prediction layers (%zu tensors) not loaded", n_mtp);
+        vf__explain(e, "weights = sum over %zu tensors of their %s bytes = %llu B", m->n_tensors - n_mtp,
                     requant ? "re-priced" : "stored", (unsigned long long)w->bytes);
     }
     return VF_OK;

@@ -192,6 +192,11 @@ static void kv_mla(void **state)
     o.infer.max_model_len = 4096;
     vf_estimate e = run(m, &o);
     assert_int_equal(e.kv_bytes_per_token, 61ull * 576 * 2);
+    /* the multi-token-prediction layer (61) is not loaded: weights < all tensors / 8 */
+    vf_model_totals tot;
+    vf_model_totals_get(m, &tot);
+    assert_true(tot.mtp_params > 0);
+    assert_true(e.weights < tot.bytes / 8);
     assert_int_equal(e.kv_cache, e.kv_cache_tokens * 61ull * 576 * 2);
     vf_model_free(m);
 }
