@@ -429,6 +429,9 @@ typedef enum vf_optimizer {
 typedef enum vf_precision { VF_PREC_FP32, VF_PREC_FP16_MIXED, VF_PREC_BF16_MIXED, VF_PREC_BF16 } vf_precision;
 typedef enum vf_recompute { VF_RECOMPUTE_NONE, VF_RECOMPUTE_SELECTIVE, VF_RECOMPUTE_FULL } vf_recompute;
 typedef enum vf_offload { VF_OFFLOAD_NONE, VF_OFFLOAD_OPTIMIZER, VF_OFFLOAD_PARAMS, VF_OFFLOAD_BOTH } vf_offload;
+/* How the optimizer step runs, which decides its temporaries: PyTorch's default on CUDA
+ * (foreach: whole-model temporaries), the per-tensor loop (foreach=False), or fused kernels. */
+typedef enum vf_optim_impl { VF_OPTIM_FOREACH, VF_OPTIM_FOR_LOOP, VF_OPTIM_FUSED } vf_optim_impl;
 
 typedef struct vf_train_opts {
     vf_optimizer optimizer;
@@ -445,6 +448,8 @@ typedef struct vf_train_opts {
     vf_offload offload;
     bool offload_nvme;
     bool states_only;        /* model states only, as DeepSpeed's estimators report */
+    uint32_t gpus_per_node;  /* 0 = min(gpus, 8); host memory is reported per node */
+    vf_optim_impl optim_impl;
 } vf_train_opts;
 
 typedef struct vf_estimate_opts {

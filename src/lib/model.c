@@ -208,7 +208,7 @@ vf_role vf__tensor_role_from_name(const char *n)
 {
     /* buffers that checkpoints store but that are not parameters */
     if (vf__ends_with(n, "rotary_emb.inv_freq") || vf__ends_with(n, "attn.masked_bias") ||
-        vf__ends_with(n, "attn.bias") || vf__ends_with(n, "position_ids") || vf__ends_with(n, "rope_freqs.weight"))
+        vf__ends_with(n, ".attn.bias") || vf__ends_with(n, "position_ids") || vf__ends_with(n, "rope_freqs.weight"))
         return VF_ROLE_BUFFER;
     /* quantization side data: scales, zeros, indices, absmax */
     if (vf__ends_with(n, ".scales") || vf__ends_with(n, ".qzeros") || vf__ends_with(n, ".g_idx") ||
