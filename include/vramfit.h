@@ -378,6 +378,38 @@ VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
 /* ------------------------------------------------------------------------ */
 /* catalog: section owned by the catalog module */
 
+/*
+ * The catalog is a set of real Hugging Face config.json files embedded at
+ * build time (data/models/<org>__<name>.json ↔ "<org>/<name>"). A catalog
+ * name is the Hugging Face id ("Qwen/Qwen3-8B") or its alias, the part after
+ * the slash ("qwen3-8b"), matched case-insensitively. Entries are sorted by
+ * id, case-insensitively.
+ */
+typedef struct vf_catalog_info {
+    const char *id;          /* "Qwen/Qwen3-8B" */
+    const char *alias;       /* "qwen3-8b" (lower case) */
+    const char *family;      /* the config's model_type ("qwen3"), "" if absent */
+    uint64_t context_length; /* max_position_embeddings (or n_positions, or the
+                                text_config's); 0 when the config states none */
+} vf_catalog_info;
+
+/** Number of catalog models. */
+VF_API size_t vf_catalog_count(void);
+/** Entry i in [0, count); VF_EINVAL when out of range. Strings are static. */
+VF_API vf_status vf_catalog_entry(size_t i, vf_catalog_info *out);
+/** Index of the entry a name or alias denotes, or (size_t)-1. */
+VF_API size_t vf_catalog_find(const char *name);
+/** The embedded config.json text of entry i (NUL-terminated), NULL when out of range. */
+VF_API const char *vf_catalog_config(size_t i, size_t *len);
+/**
+ * Near misses for a name that is not in the catalog ("llama3-8b",
+ * "qwen-3-8b", "mistral7b"): up to n entry ids, best first, written to out
+ * (static strings). Ranking ignores case and punctuation, prefers names that
+ * contain the query, then edit distance. Returns how many were written; 0
+ * when nothing is close.
+ */
+VF_API size_t vf_catalog_suggest(const char *name, const char **out, size_t n);
+
 /* ------------------------------------------------------------------------ */
 /* The memory model: estimate (inference and training)                       */
 /* ------------------------------------------------------------------------ */
@@ -516,6 +548,126 @@ VF_API vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, v
 /* ------------------------------------------------------------------------ */
 /* fit: section owned by the fit module */
 
+/*
+ * The GPU catalog (data/gpus.json, embedded). memory_bytes is what the device
+ * reports to the runtime (cudaMemGetInfo / Metal's working-set limit), not the
+ * marketing figure; throughput is dense (no 2:4 sparsity); 0 = not available.
+ */
+typedef struct vf_gpu {
+    const char *name;          /* "H100 SXM 80GB" */
+    const char *family;        /* "H100" */
+    const char *vendor;        /* "nvidia" | "amd" | "apple" | "" (a bare size) */
+    const char *segment;       /* "consumer" | "workstation" | "datacenter" | "apple" */
+    uint64_t memory_bytes;     /* as the device reports it */
+    const char *memory_nominal;
+    const char *memory_basis;  /* "measured: ..." or "rule: ..." */
+    double bandwidth_gbs;      /* memory bandwidth, GB/s (1e9) */
+    double tflops_fp16, tflops_bf16, tflops_fp8, tops_int8;
+    const char *interconnect;
+    double interconnect_gbs;
+    uint32_t max_per_node;     /* GPUs one tensor-parallel group may span */
+    const char *source;
+} vf_gpu;
+
+/** Number of catalog GPUs; rows come in catalog order. NULL out of range. */
+VF_API size_t vf_gpu_count(void);
+VF_API const vf_gpu *vf_gpu_get(size_t i);
+
+/* A resolved --gpu argument: "RTX 4090", "rtx-4090", "H100" (family → its
+ * common variant, with a note), "H100x8" (8 of them), "24GiB" / "80GB" (a GPU
+ * of that memory, no speed figures). */
+typedef struct vf_gpu_choice {
+    vf_gpu gpu;                /* the catalog row (copied) or a size-only GPU */
+    uint32_t count;            /* N of "GxN"; 1 otherwise */
+    bool from_catalog;
+    char name[96];             /* display name ("H100 SXM 80GB", "24.00 GiB") */
+    char note[VF_NOTE_LEN];    /* "H100 taken as H100 SXM 80GB (...)", or "" */
+} vf_gpu_choice;
+
+/** Resolves a GPU name; VF_EINVAL with the nearest names in err for no match. */
+VF_API vf_status vf_gpu_lookup(const char *spec, vf_gpu_choice *out, vf_error *err);
+
+/* The estimate function the solver calls; tests inject a stub. */
+typedef vf_status (*vf_estimate_fn)(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out,
+                                    vf_error *err);
+
+#define VF_MAX_SUGGESTIONS 24
+
+/* One change that could make it fit, re-checked by an estimate run. */
+typedef struct vf_suggestion {
+    char change[128];          /* "--weights q4_k", "--kv fp8", "H100 SXM 80GB x2 (tensor parallel)" */
+    char detail[VF_NOTE_LEN];  /* what it costs: quality caveat, speed, money */
+    int cost;                  /* rank: lower is cheaper (see docs/memory-model.md, Fit) */
+    uint64_t needed_bytes;     /* per GPU, from the estimate with the change applied */
+    uint64_t gpu_bytes;        /* per GPU memory it is compared with */
+    bool fits;
+    vf_estimate_opts opts;     /* the knobs with the change applied */
+    uint32_t gpus;             /* GPUs it needs */
+} vf_suggestion;
+
+/* Upper bounds on speed from memory bandwidth and peak compute (memory ≠ compute). */
+typedef struct vf_speed {
+    bool known;                     /* false when the GPU has no bandwidth/FLOPS figures */
+    double decode_tps_per_seq;      /* ≤ bandwidth ÷ bytes read per token for one sequence */
+    double decode_tps_batch;        /* ≤ the same for the whole batch (tokens/s summed) */
+    uint64_t bytes_per_token;       /* weights read + KV read per step of one sequence, per GPU */
+    double prefill_seconds;         /* ≥ 2 × active params × tokens ÷ peak FLOP/s */
+    double train_step_seconds;      /* ≥ 6 (4 with LoRA) × params × tokens ÷ peak FLOP/s */
+    double peak_tflops;             /* the peak used (per GPU) */
+    const char *peak_dtype;         /* "bf16", "fp16", "fp8" */
+} vf_speed;
+
+typedef struct vf_fit_opts {
+    vf_estimate_opts est;      /* the knobs, as for estimate */
+    uint64_t gpu_bytes;        /* memory per device */
+    uint32_t gpus;             /* devices; 0 = 1 */
+    const vf_gpu *gpu;         /* for speed bounds, the bigger-GPU advice and per-node limits; may be NULL */
+    bool no_search;            /* skip max context / batch / GPUs and advice */
+    vf_estimate_fn estimate;   /* NULL = vf_estimate_run */
+} vf_fit_opts;
+
+typedef struct vf_fit {
+    bool fits;
+    vf_estimate est;           /* the estimate at the given knobs */
+    uint64_t gpu_bytes, needed_bytes;
+    int64_t headroom_bytes;    /* gpu_bytes - needed_bytes (negative: short by) */
+    uint64_t max_context;      /* longest context that fits, 0 if none */
+    bool max_context_capped;   /* the model's own context limit was reached */
+    uint64_t max_batch;        /* largest batch that fits, 0 if none */
+    bool max_batch_capped;
+    uint32_t min_gpus;         /* fewest GPUs of this kind that fit, 0 if none up to the cap */
+    uint32_t min_tp, min_pp, min_dp; /* the parallelism that makes min_gpus fit */
+    char parallelism[96];      /* in words: "tensor parallel 2", "ZeRO-3 over 4 GPUs" */
+    size_t n_suggestions;
+    vf_suggestion suggestions[VF_MAX_SUGGESTIONS];
+    vf_speed speed;
+} vf_fit;
+
+/**
+ * Does the model fit on opts->gpus devices of opts->gpu_bytes each, and if
+ * not, what would make it fit. Every figure is an estimate run.
+ */
+VF_API vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf_error *err);
+
+/** Speed bounds for an estimate on a GPU (n devices working together). */
+VF_API void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_estimate *e,
+                            const vf_gpu *gpu, uint32_t n, vf_speed *out);
+
+/* Launch configurations for existing engines. */
+typedef enum vf_engine { VF_ENGINE_VLLM, VF_ENGINE_LLAMACPP, VF_ENGINE_DEEPSPEED, VF_ENGINE_ACCELERATE } vf_engine;
+
+/** "vllm", "llamacpp" (also "llama.cpp"), "deepspeed", "accelerate". */
+VF_API vf_status vf_engine_parse(const char *s, vf_engine *out);
+
+/**
+ * Writes a launch configuration for the plan in o (the knobs fit settled on)
+ * into buf (NUL-terminated; VF_ERANGE when cap is too small). model_ref is
+ * the model name or file the engine is given.
+ */
+VF_API vf_status vf_plan_emit(vf_engine engine, const vf_model *m, const char *model_ref,
+                              const vf_estimate_opts *o, const vf_estimate *e, uint64_t gpu_bytes,
+                              uint32_t gpus, char *buf, size_t cap, vf_error *err);
+
 /* ------------------------------------------------------------------------ */
 /* Devices on this machine (NVML, loaded with dlopen)                        */
 /* ------------------------------------------------------------------------ */
@@ -538,6 +690,91 @@ VF_API vf_status vf_local_gpus(vf_local_gpu *out, size_t cap, size_t *count, vf_
 /* The loader                                                                */
 /* ------------------------------------------------------------------------ */
 /* load: section owned by the loader module */
+/*
+ * Streams a model's tensors from its files into device memory through a small
+ * ring of pinned staging buffers (DESIGN.md §4, docs/loader.md): host memory
+ * stays at the ring's size whatever the model's size. The loaded copy lives
+ * until vf_loader_free.
+ */
+#define VF_LOAD_MAX_DEVICES 16
+
+typedef struct vf_loader vf_loader;
+
+typedef struct vf_load_progress {
+    uint64_t done_bytes, total_bytes;
+    double seconds;
+} vf_load_progress;
+
+/* Called on the thread running vf_loader_run, after each finished chunk. */
+typedef void (*vf_load_progress_fn)(const vf_load_progress *p, void *user);
+
+typedef struct vf_load_opts {
+    char device[32];         /* "host" (default), "null" (read and discard), "cuda:N" */
+    uint64_t staging_bytes;  /* the whole ring of pinned buffers; 0 = 64 MiB */
+    uint32_t buffers;        /* ring slots; 0 = max(4, 2 × threads) */
+    uint32_t threads;        /* reader threads; 0 = the CPUs online, at most 8 */
+    bool direct;             /* O_DIRECT for ring reads (falls back to buffered where refused) */
+    bool verify;             /* read the device copy back and compare checksums with the file's */
+    const char *device_map;  /* NULL: everything on device; "auto"; or a JSON file (docs/loader.md) */
+    vf_load_progress_fn progress;
+    void *progress_user;
+    /* Polled while loading; nonzero stops the load (VF_EINTR), everything released. */
+    const volatile int *cancel;
+} vf_load_opts;
+
+VF_API void vf_load_opts_init(vf_load_opts *o);
+
+/* One device's share of a load. Memory figures are 0 when not measurable. */
+typedef struct vf_load_device {
+    char device[32];             /* "cuda:0", "host", "null" */
+    char name[96];               /* the GPU's name when known */
+    uint64_t tensors;
+    uint64_t bytes;              /* tensor bytes placed on it */
+    uint64_t allocated_bytes;    /* the loader's allocation(s) there */
+    uint64_t used_before_bytes;  /* device memory used before anything was opened (NVML) */
+    uint64_t used_ready_bytes;   /* used once the context exists, before the load */
+    uint64_t used_after_bytes;   /* used after the load */
+    char mem_source[16];         /* "nvml", "cuMemGetInfo", "allocator", "none" */
+} vf_load_device;
+
+typedef struct vf_load_result {
+    uint64_t tensors;
+    uint64_t bytes;               /* bytes streamed (the files' data sections, or the mapped tensors) */
+    uint64_t tensor_bytes;        /* the model's tensor bytes: the estimate's weights figure */
+    double seconds;
+    double gib_per_s;
+    uint64_t peak_host_rss_bytes; /* getrusage peak of this process */
+    uint64_t staging_bytes;       /* the ring actually allocated (0 when reads land in place) */
+    uint32_t buffers, threads;
+    bool direct;                  /* O_DIRECT was in effect */
+    char device[32];              /* opts.device, or "map" with a device map */
+    uint64_t device_bytes_used;   /* Σ (used after − used ready): what the load took */
+    uint64_t device_context_bytes; /* Σ (used ready − used before): the context's own cost */
+    bool verified;
+    size_t n_devices;
+    vf_load_device devices[VF_LOAD_MAX_DEVICES];
+} vf_load_result;
+
+/**
+ * Plans a load of m (which must outlive the loader): opens the devices,
+ * resolves the device map, checks every file's size. Nothing is read yet.
+ */
+VF_API vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loader **out, vf_error *err);
+/**
+ * Streams every tensor into place. On failure every byte taken by the run is
+ * released (host and device) and the status says why: VF_EIO / VF_EFORMAT for
+ * reads, VF_EDEVMEM / VF_EDEVICE for the device, VF_EINTR when cancelled.
+ */
+VF_API vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err);
+/**
+ * Where tensor i landed after a successful run: its device ("cuda:0") and
+ * address (a CUdeviceptr, or a host pointer for "host"; 0 for "null").
+ */
+VF_API vf_status vf_loader_tensor_location(const vf_loader *l, size_t i, const char **device, uint64_t *addr);
+VF_API void vf_loader_free(vf_loader *l);
+
+/** The 64-bit checksum --verify compares (docs/loader.md); seed 0 for a plain hash. */
+VF_API uint64_t vf_hash64(const void *data, size_t n, uint64_t seed);
 
 
 #ifdef __cplusplus

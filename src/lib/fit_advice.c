@@ -1,0 +1,281 @@
+/* fit_advice.c — when it does not fit: the changes that would make it fit,
+ * each re-checked by an estimate run, ranked from least to most cost. */
+#include "fit_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* Cost ranks (docs/memory-model.md, "Fit and advice"). */
+enum { COST_FREE = 0, COST_SMALL = 1, COST_QUALITY = 2, COST_METHOD = 3, COST_SPEED = 4, COST_MONEY = 5 };
+
+typedef struct advisor {
+    vf__fit_ctx *c;
+    const vf_estimate_opts *base;
+    const vf_fit_opts *opts;
+    vf_fit *out;
+    uint32_t n; /* GPUs now */
+} advisor;
+
+static void add(advisor *a, const vf_estimate_opts *o, uint64_t gpu_bytes, uint32_t gpus, int cost,
+                const char *change, const char *detail)
+{
+    if (a->out->n_suggestions >= VF_MAX_SUGGESTIONS)
+        return;
+    uint64_t needed = 0;
+    int r = vf__fit_try(a->c, o, gpu_bytes, &needed, NULL);
+    if (r < 0)
+        return; /* the change is not valid for this model/runtime */
+    vf_suggestion *s = &a->out->suggestions[a->out->n_suggestions++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->change, sizeof s->change, "%s", change);
+    snprintf(s->detail, sizeof s->detail, "%s", detail);
+    s->cost = cost;
+    s->needed_bytes = needed;
+    s->gpu_bytes = gpu_bytes;
+    s->fits = r == 1;
+    s->opts = *o;
+    s->gpus = gpus;
+}
+
+static double weight_bits(const advisor *a)
+{
+    if (a->out->est.weight_bits > 0)
+        return a->out->est.weight_bits;
+    vf_model_totals t;
+    vf_model_totals_get(a->c->m, &t);
+    return t.params ? 8.0 * (double)t.bytes / (double)t.params : 16.0;
+}
+
+static void weights(advisor *a, const char *w, double bits, int cost, const char *detail)
+{
+    if (weight_bits(a) <= bits + 0.25)
+        return;
+    vf_estimate_opts o = *a->base;
+    snprintf(o.weights, sizeof o.weights, "%s", w);
+    char ch[128];
+    snprintf(ch, sizeof ch, "--weights %s", w);
+    add(a, &o, a->opts->gpu_bytes, a->n, cost, ch, detail);
+}
+
+static bool kv_is_16bit(const vf_estimate_opts *o)
+{
+    const char *k = o->infer.kv_dtype;
+    return !k[0] || !strcasecmp(k, "f16") || !strcasecmp(k, "bf16") || !strcasecmp(k, "fp16") ||
+           !strcasecmp(k, "auto") || !strcasecmp(k, "f16,f16");
+}
+
+static void advise_inference(advisor *a)
+{
+    const vf_estimate_opts *b = a->base;
+    vf_estimate_opts o;
+    vf_fit *f = a->out;
+    bool llama = b->runtime == VF_RUNTIME_LLAMACPP, vllm = b->runtime == VF_RUNTIME_VLLM;
+
+    if (llama && b->infer.flash_attn != 1) {
+        o = *b;
+        o.infer.flash_attn = 1;
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "-fa on (flash attention)",
+            "no quality change; smaller attention buffers where the backend has the kernel");
+    } else if (!llama && !vllm && b->infer.attn != VF_ATTN_FLASH) {
+        o = *b;
+        o.infer.attn = VF_ATTN_FLASH;
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "--attn flash (flash attention)",
+            "no quality change; needs flash-attn kernels for the GPU (Ampere or newer)");
+    }
+    if (kv_is_16bit(b)) {
+        o = *b;
+        if (llama) {
+            snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "q8_0");
+            o.infer.flash_attn = 1; /* a quantized V cache needs flash attention in llama.cpp */
+            add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--kv q8_0 (-ctk q8_0 -ctv q8_0)",
+                "KV cache at 8.5 bits: half the cache, a small quality effect");
+        } else {
+            snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "fp8");
+            add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--kv fp8",
+                "KV cache in fp8: half the cache, a small quality effect; fast on Ada/Hopper and newer");
+        }
+    }
+    if (f->max_batch >= 1 && f->max_batch < f->est.batch) {
+        o = *b;
+        vf__set_batch(&o, f->max_batch);
+        char ch[128];
+        snprintf(ch, sizeof ch, "--batch %llu", (unsigned long long)f->max_batch);
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, ch, "fewer sequences at once: lower throughput");
+    }
+    if (f->max_context >= 1 && f->max_context < f->est.context) {
+        o = *b;
+        vf__set_context(&o, f->max_context);
+        char ch[128];
+        snprintf(ch, sizeof ch, "--context %llu", (unsigned long long)f->max_context);
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, ch, "longer prompts and answers are refused or cut");
+    }
+    if (llama) {
+        weights(a, "q8_0", 8.5, COST_QUALITY, "Q8_0 weights: close to the 16-bit model");
+        weights(a, "q4_k", 4.5, COST_METHOD, "Q4_K weights: a visible quality loss, larger on small models");
+    } else if (vllm) {
+        weights(a, "fp8", 8, COST_QUALITY, "fp8 weights: close to the 16-bit model; fast on Ada/Hopper and newer");
+        weights(a, "awq", 4.25, COST_METHOD, "4-bit AWQ weights: a quality loss, needs an AWQ checkpoint");
+    } else {
+        weights(a, "int8", 8, COST_QUALITY, "bitsandbytes int8: close to 16-bit quality, slower matmuls");
+        weights(a, "nf4", 4.13, COST_METHOD, "bitsandbytes 4-bit NF4: a quality loss, slower matmuls");
+    }
+    if (llama) {
+        /* partial offload: the most layers that still fit */
+        const vf_hparams *hp = vf_model_hparams(a->c->m);
+        int32_t all = hp && hp->n_layers ? (int32_t)hp->n_layers + 1 : 0;
+        int32_t lo = -1, hi = all;
+        o = *b;
+        while (all > 0 && hi - lo > 1) {
+            int32_t mid = lo + (hi - lo) / 2;
+            o.infer.n_gpu_layers = mid;
+            if (vf__fit_try(a->c, &o, a->opts->gpu_bytes, NULL, NULL) == 1)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        if (lo >= 0) {
+            o.infer.n_gpu_layers = lo;
+            char ch[128];
+            snprintf(ch, sizeof ch, "-ngl %d (offload the rest to the CPU)", lo);
+            add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED, ch,
+                "layers on the CPU run at host memory speed: much slower decoding");
+        }
+    }
+}
+
+static void advise_training(advisor *a)
+{
+    const vf_estimate_opts *b = a->base;
+    vf_estimate_opts o;
+    vf_fit *f = a->out;
+    const vf_train_opts *t = &b->train;
+
+    if (b->infer.attn != VF_ATTN_FLASH) {
+        o = *b;
+        o.infer.attn = VF_ATTN_FLASH;
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "--attn flash (flash attention)",
+            "no quality change; attention scores are not stored");
+    }
+    if (t->recompute != VF_RECOMPUTE_FULL) {
+        o = *b;
+        o.train.recompute = VF_RECOMPUTE_FULL;
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--recompute full (gradient checkpointing)",
+            "activations recomputed in the backward pass: about one more forward pass of compute");
+    }
+    if (f->max_batch >= 1 && f->max_batch < f->est.batch) {
+        o = *b;
+        uint64_t mb = t->micro_batch ? t->micro_batch : 1, ga = t->grad_accum ? t->grad_accum : 1;
+        uint64_t keep = (mb * ga + f->max_batch - 1) / f->max_batch;
+        vf__set_batch(&o, f->max_batch);
+        o.train.grad_accum = keep > UINT32_MAX ? UINT32_MAX : (uint32_t)keep;
+        char ch[128];
+        snprintf(ch, sizeof ch, "--micro-batch %llu --grad-accum %llu", (unsigned long long)f->max_batch,
+                 (unsigned long long)keep);
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, ch, "same global batch in more, smaller steps: slower");
+    }
+    if (t->optimizer == VF_OPT_ADAMW || t->optimizer == VF_OPT_ADAM) {
+        o = *b;
+        o.train.optimizer = VF_OPT_ADAMW_8BIT;
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--optimizer adamw-8bit",
+            "8-bit optimizer states (bitsandbytes): usually the same quality");
+    }
+    if (f->max_context >= 1 && f->max_context < f->est.context) {
+        o = *b;
+        vf__set_context(&o, f->max_context);
+        char ch[128];
+        snprintf(ch, sizeof ch, "--seq-len %llu", (unsigned long long)f->max_context);
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, ch, "shorter training sequences");
+    }
+    if (a->n > 1 && t->zero < 3 && t->fsdp != 1) {
+        o = *b;
+        o.train.zero = 3;
+        o.train.fsdp = 0;
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, "--zero 3",
+            "parameters, gradients and optimizer states sharded: more communication");
+    }
+    if (!t->lora_rank) {
+        o = *b;
+        o.train.lora_rank = 16;
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--lora 16",
+            "LoRA adapters of rank 16 trained, base weights frozen: a different method, often close in quality");
+    }
+    if (!t->qlora[0]) {
+        o = *b;
+        o.train.lora_rank = t->lora_rank ? t->lora_rank : 16;
+        snprintf(o.train.qlora, sizeof o.train.qlora, "nf4-dq");
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--qlora nf4-dq --lora 16",
+            "QLoRA: 4-bit frozen base weights, LoRA adapters: a quality cost and slower steps");
+    }
+    if (t->offload == VF_OFFLOAD_NONE) {
+        o = *b;
+        o.train.offload = VF_OFFLOAD_OPTIMIZER;
+        if (o.train.zero < 2)
+            o.train.zero = 2;
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED, "--offload optimizer",
+            "optimizer states and step on the CPU (ZeRO-Offload): host memory and PCIe bound steps");
+    }
+    if (t->offload != VF_OFFLOAD_BOTH) {
+        o = *b;
+        o.train.offload = VF_OFFLOAD_BOTH;
+        o.train.zero = 3;
+        o.train.fsdp = 0;
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED,
+            "--zero 3 --offload both", "parameters and optimizer states on the CPU (ZeRO-Infinity): much slower");
+    }
+}
+
+static int cmp_sugg(const void *x, const void *y)
+{
+    const vf_suggestion *a = x, *b = y;
+    if (a->cost != b->cost)
+        return a->cost < b->cost ? -1 : 1;
+    if (a->fits != b->fits)
+        return a->fits ? -1 : 1;
+    if (a->needed_bytes != b->needed_bytes)
+        return a->needed_bytes < b->needed_bytes ? -1 : 1;
+    return 0;
+}
+
+void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts *opts, vf_fit *out)
+{
+    advisor a = {.c = c, .base = o, .opts = opts, .out = out, .n = opts->gpus ? opts->gpus : 1};
+    if (o->mode == VF_MODE_TRAINING)
+        advise_training(&a);
+    else
+        advise_inference(&a);
+
+    /* more GPUs of this kind */
+    if (out->min_gpus > a.n) {
+        vf_estimate_opts x = *o;
+        vf__gpu_plan p = {.gpus = out->min_gpus, .tp = out->min_tp, .pp = out->min_pp, .dp = out->min_dp,
+                          .zero = o->train.zero};
+        if (o->mode == VF_MODE_TRAINING && out->min_dp > 1 && o->train.zero < 3 && o->train.fsdp != 1)
+            p.zero = 3;
+        vf__fit_apply_plan(&x, &p);
+        char ch[128];
+        snprintf(ch, sizeof ch, "%u GPUs (%s)", out->min_gpus, out->parallelism);
+        add(&a, &x, opts->gpu_bytes, out->min_gpus, COST_MONEY, ch, "more devices of the same kind");
+    }
+    /* the smallest catalog GPU that holds it as asked */
+    bool apple = opts->gpu && opts->gpu->vendor && !strcmp(opts->gpu->vendor, "apple");
+    const vf_gpu *best = NULL;
+    for (size_t i = 0; i < vf_gpu_count(); i++) {
+        const vf_gpu *g = vf_gpu_get(i);
+        if (g->memory_bytes <= opts->gpu_bytes || (!apple && !strcmp(g->vendor, "apple")))
+            continue;
+        if (best && g->memory_bytes >= best->memory_bytes)
+            continue;
+        if (vf__fit_try(c, o, g->memory_bytes, NULL, NULL) == 1)
+            best = g;
+    }
+    if (best) {
+        char ch[128];
+        if (a.n > 1)
+            snprintf(ch, sizeof ch, "%s x%u", best->name, a.n);
+        else
+            snprintf(ch, sizeof ch, "%s", best->name);
+        add(&a, o, best->memory_bytes, a.n, COST_MONEY, ch, "a GPU with more memory");
+    }
+    qsort(out->suggestions, out->n_suggestions, sizeof out->suggestions[0], cmp_sugg);
+}

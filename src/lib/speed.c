@@ -1,0 +1,70 @@
+/* speed.c — upper bounds on speed that follow from memory bandwidth and peak
+ * compute ("memory is not compute"). Formulas: docs/memory-model.md, Speed bounds. */
+#include "internal.h"
+
+#include <string.h>
+
+static double peak_for(const vf_gpu *g, double weight_bits, const char **dtype)
+{
+    /* 8-bit weights run on fp8 tensor cores where the GPU has them */
+    if (weight_bits > 0 && weight_bits <= 8.5 && g->tflops_fp8 > 0) {
+        *dtype = "fp8";
+        return g->tflops_fp8;
+    }
+    if (g->tflops_bf16 > 0) {
+        *dtype = "bf16";
+        return g->tflops_bf16;
+    }
+    *dtype = "fp16";
+    return g->tflops_fp16;
+}
+
+void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_estimate *e, const vf_gpu *gpu,
+                     uint32_t n, vf_speed *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!m || !o || !e || !gpu || gpu->bandwidth_gbs <= 0)
+        return;
+    if (n < 1)
+        n = 1;
+    vf_model_totals t;
+    vf_model_totals_get(m, &t);
+    double active = t.active_params && t.active_params < t.params ? (double)t.active_params : (double)t.params;
+    double bits = e->weight_bits > 0 ? e->weight_bits : (t.params ? 8.0 * (double)t.bytes / (double)t.params : 16);
+    uint32_t tp = o->tp ? o->tp : 1;
+    if (o->mode == VF_MODE_TRAINING)
+        tp = 1;
+    out->known = true;
+    out->peak_tflops = peak_for(gpu, bits, &out->peak_dtype);
+
+    /* decode: every generated token reads the active weights and the sequence's
+     * KV cache once; tensor parallel splits both over tp devices read at once */
+    double w_active = active * bits / 8.0;
+    uint64_t ctx = e->context ? e->context : 1, batch = e->batch ? e->batch : 1;
+    double kv_seq = (double)e->kv_bytes_per_token * (double)ctx;
+    double bw = gpu->bandwidth_gbs * 1e9 * (double)tp;
+    double per_step_one = (w_active + kv_seq);
+    out->bytes_per_token = (uint64_t)(per_step_one / tp);
+    if (per_step_one > 0) {
+        out->decode_tps_per_seq = bw / per_step_one;
+        out->decode_tps_batch = (double)batch * bw / (w_active + (double)batch * kv_seq);
+    }
+    double flops = out->peak_tflops * 1e12 * (double)n;
+    if (flops > 0) {
+        /* prefill: 2 FLOPs per active parameter per token */
+        out->prefill_seconds = 2.0 * active * (double)ctx * (double)batch / flops;
+        if (o->mode == VF_MODE_TRAINING) {
+            /* forward 2, backward 4 (activation and weight gradients); LoRA
+             * skips weight gradients of frozen weights (4); full recompute
+             * repeats the forward (+2) */
+            double k = o->train.lora_rank ? 4.0 : 6.0;
+            if (o->train.recompute == VF_RECOMPUTE_FULL)
+                k += 2.0;
+            uint64_t mb = o->train.micro_batch ? o->train.micro_batch : 1;
+            uint64_t ga = o->train.grad_accum ? o->train.grad_accum : 1;
+            uint64_t seq = o->train.seq_len ? o->train.seq_len : ctx;
+            double tokens = (double)mb * (double)seq * (double)ga; /* per GPU per optimizer step */
+            out->train_step_seconds = k * (double)t.params * tokens / (out->peak_tflops * 1e12);
+        }
+    }
+}
