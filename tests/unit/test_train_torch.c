@@ -54,6 +54,22 @@ static vf_model *model_of(const json_t *r)
     return tr_build(&s);
 }
 
+/* The same model as the architectures module builds it from the measured
+ * config.json. g15n's record measured HF's Python gelu_new while its
+ * config.json names gelu_pytorch_tanh: the record's own field wins. */
+static vf_model *model_of_config(const json_t *r)
+{
+    char path[256];
+    snprintf(path, sizeof path, "../shared/reference/torch/configs/%s/config.json", js(r, "config"));
+    vf_model *m = NULL;
+    vf_error err = {0};
+    if (vf_model_open(path, &m, &err) != VF_OK)
+        fail_msg("%s: %s", path, err.msg);
+    if (!strcmp(js(r, "act"), "gelu_new_py"))
+        json_object_set_new(m->config, "activation_function", json_string("gelu_new"));
+    return m;
+}
+
 static void opts_of(const json_t *r, vf_estimate_opts *o)
 {
     vf_estimate_opts_init(o);
@@ -68,15 +84,22 @@ static void opts_of(const json_t *r, vf_estimate_opts *o)
     o->train.recompute = json_is_true(ck) ? VF_RECOMPUTE_FULL : VF_RECOMPUTE_NONE;
 }
 
-static int run(const json_t *r, const vf_estimate_opts *o, vf_estimate *e)
+static int run_on(vf_model *m, const json_t *r, const vf_estimate_opts *o, vf_estimate *e)
 {
-    vf_model *m = model_of(r);
     vf_error err = {0};
     vf_status st = vf_estimate_run(m, o, e, &err);
     vf_model_free(m);
     if (st != VF_OK)
         print_error("%s %s: %s\n", js(r, "config"), js(r, "measurement"), err.msg);
     return st == VF_OK ? 0 : 1;
+}
+
+/* On the in-memory model (exact buffer dtypes and registration order). */
+static int run(const json_t *r, const vf_estimate_opts *o, vf_estimate *e) { return run_on(model_of(r), r, o, e); }
+/* On the model read from config.json. */
+static int run_cfg(const json_t *r, const vf_estimate_opts *o, vf_estimate *e)
+{
+    return run_on(model_of_config(r), r, o, e);
 }
 
 static int within(const char *what, const json_t *r, uint64_t got, uint64_t want, double tol)
@@ -106,9 +129,13 @@ static void test_params_grads_exact(void **state)
             /* weights component = parameters + stored buffers (GPT-2's causal masks) */
             bad += within("weights+buffers", r, e.weights, ju(r, "param_bytes_measured") + ju(r, "buffer_bytes"), 0);
             n++;
+            bad += run_cfg(r, &o, &e);
+            bad += within("trainable params (config.json)", r, e.trainable_params, ju(r, "n_params"), 0);
         } else if (!strcmp(meas, "gradients")) {
             bad += run(r, &o, &e);
             bad += within("gradients", r, e.gradients, ju(r, "grad_bytes"), 0);
+            bad += run_cfg(r, &o, &e);
+            bad += within("gradients (config.json)", r, e.gradients, ju(r, "grad_bytes"), 0);
             n++;
         }
     }
@@ -141,6 +168,8 @@ static void test_optimizer_states_exact(void **state)
             fail_msg("unknown optimizer %s", opt);
         bad += run(r, &o, &e);
         bad += within(opt, r, e.optimizer, ju(r, "state_bytes"), 0);
+        bad += run_cfg(r, &o, &e);
+        bad += within(opt, r, e.optimizer, ju(r, "state_bytes"), 0);
         n++;
     }
     assert_int_equal(n, 144);
@@ -166,6 +195,8 @@ static void test_activations_3pct(void **state)
                             ? ju(N, "profiler_retained_after_forward") - ju(N, "loss_bytes")
                             : ju(N, "saved_activation_bytes");
         bad += within("activations", r, e.activations, want, 0.03);
+        bad += run_cfg(r, &o, &e);
+        bad += within("activations (config.json)", r, e.activations, want, 0.03);
         n++;
     }
     assert_int_equal(n, 72);
