@@ -41,9 +41,10 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
 {
     const vf_train_opts *t = &o->train;
     memset(c, 0, sizeof *c);
-    c->b = t->micro_batch ? t->micro_batch : 1;
+    /* --batch and --context are shared with inference */
+    c->b = t->micro_batch ? t->micro_batch : o->infer.batch ? o->infer.batch : 1;
     uint64_t ctx = model_context(m);
-    c->s = t->seq_len ? t->seq_len : (ctx && ctx < 2048 ? ctx : 2048);
+    c->s = t->seq_len ? t->seq_len : o->infer.context ? o->infer.context : (ctx && ctx < 2048 ? ctx : 2048);
     if (c->b > (1ull << 32) || c->s > (1ull << 32))
         return vf__err(err, VF_EINVAL, "", "batch or sequence length out of range");
     c->T = c->b * c->s;
