@@ -19,7 +19,7 @@ typedef struct tr_shape {
     bool tied;
 } tr_shape;
 
-__attribute__((format(printf, 3, 0))) static inline void tr_add(vf_model *m, vf_dtype dt, const char *fmt, int layer, uint32_t nd, uint64_t d0, uint64_t d1,
+static inline void tr_add(vf_model *m, vf_dtype dt, const char *fmt, int layer, uint32_t nd, uint64_t d0, uint64_t d1,
                           uint64_t d2, uint64_t d3)
 {
     char name[160];
