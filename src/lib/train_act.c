@@ -144,6 +144,12 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
         attn_t = (uint64_t)act * T * 3 * qdim;
     uint64_t mlp_t = 2 * (uint64_t)act * T * (a->n_experts > 1 ? a->moe_inter : a->inter);
     o->bwd_layer = attn_t > mlp_t ? attn_t : mlp_t;
+    if (c->qlora) {
+        /* bitsandbytes dequantizes each 4-bit matrix to 16 bit for its matmul, forward and backward */
+        uint64_t deq = 2 * s->largest_linear;
+        o->fwd_temp += deq;
+        o->bwd_layer += deq;
+    }
     /* last: a tied embedding's gradient is built beside the head's and summed
      * into it; an untied one beside the gradient of its output */
     o->bwd_end = (!c->lora && a->tied) ? 2 * a->vocab * h * c->g_bytes : (uint64_t)act * T * h;

@@ -64,18 +64,31 @@ void vf__train_place(const vf__tarch *a, const vf__tcfg *c, const vf_train_opts 
         p->comm_buffers = g;
         vf__explain(e, "DDP buckets: a copy of the gradients (%llu bytes), gradient_as_bucket_view=False",
                     (unsigned long long)g);
-    } else if (c->zero == 1 || c->zero == 2) {
-        uint64_t n = split(s->trainable, c, s);
-        p->comm_buffers = (n < DS_REDUCE_BUCKET ? n : DS_REDUCE_BUCKET) * c->g_bytes;
-        vf__explain(e, "ZeRO reduce bucket: min(5e8, trainable) x %u bytes = %llu", c->g_bytes,
-                    (unsigned long long)p->comm_buffers);
-    } else if (c->zero == 3) {
-        /* the block being computed and the one prefetched, gathered whole */
+    } else if ((c->zero == 1 || c->zero == 2) && !t->fsdp) {
+        /* DeepSpeed's backward() allocates its contiguous gradient bucket,
+         * reduce_bucket_size (5e8) 16-bit elements, whatever the trainable
+         * count (stage_1_and_2.py, contiguous_gradients=True; a second one
+         * with overlap_comm) */
+        p->bwd_buffers = DS_REDUCE_BUCKET * c->g_bytes;
+        vf__explain(e, "ZeRO contiguous gradient bucket during backward: 5e8 x %u bytes", c->g_bytes);
+    } else if (c->zero == 2) {
+        /* FSDP SHARD_GRAD_OP: one block's gradients reduce-scattered at a time */
         uint64_t per_block = a->n_layers ? s->block_linear_params / a->n_layers : 0;
-        uint64_t gathered = per_block + s->largest_module;
-        p->comm_buffers = gathered / c->tp * c->w_bytes;
-        vf__explain(e, "ZeRO-3 gathered parameters: one block + the largest module = %llu bytes",
-                    (unsigned long long)p->comm_buffers);
+        p->bwd_buffers = per_block / c->tp * c->g_bytes;
+    } else if (c->zero == 3) {
+        uint64_t per_block = a->n_layers ? s->block_linear_params / a->n_layers : 0;
+        if (t->fsdp) {
+            /* FSDP FULL_SHARD: the block being computed and the prefetched next one, gathered */
+            p->comm_buffers = 2 * per_block / c->tp * c->w_bytes;
+            p->bwd_buffers = per_block / c->tp * c->g_bytes;
+            vf__explain(e, "FSDP gathered parameters: two blocks = %llu bytes", (unsigned long long)p->comm_buffers);
+        } else {
+            /* DeepSpeed stage 3: the block being computed and the largest module
+             * gathered whole, plus its flat reduce buffer (reduce_bucket_size) */
+            p->comm_buffers = (per_block + s->largest_module) / c->tp * c->w_bytes + DS_REDUCE_BUCKET * c->g_bytes;
+            vf__explain(e, "ZeRO-3 gathered parameters (one block + the largest module) + reduce buffer = %llu bytes",
+                        (unsigned long long)p->comm_buffers);
+        }
     }
 
     /* activations: the first pipeline stage keeps one micro-batch per stage in flight (1F1B) */

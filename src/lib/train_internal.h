@@ -91,7 +91,8 @@ VF_HIDDEN void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__t
 /* What lives on each GPU and on each node's host after distribution. */
 typedef struct vf__tplace {
     uint64_t weights, grads, optimizer, buffers, activations;
-    uint64_t comm_buffers; /* DDP buckets, ZeRO reduce buckets, ZeRO-3 gathered layers */
+    uint64_t comm_buffers; /* DDP buckets, ZeRO-3 gathered layers and flat reduce buffer */
+    uint64_t bwd_buffers;  /* alive during backward only: DeepSpeed ZeRO-1/2's contiguous gradient bucket */
     uint64_t host;         /* per node */
     uint64_t step_temp;    /* optimizer step temporaries on the GPU */
 } vf__tplace;

@@ -24,14 +24,15 @@ uint64_t vf__train_peak(const vf__tcfg *c, const vf__tacts *acts, const vf__tpla
     uint64_t fwd_t = acts->fwd_temp / tp;
     uint64_t fwd = A + acc + fwd_t;
 
-    uint64_t bs_t = acts->bwd_start / tp;
+    const uint64_t bb = p->bwd_buffers;
+    uint64_t bs_t = acts->bwd_start / tp + bb;
     uint64_t bs = A + acc + bs_t;
-    uint64_t bl_t = acts->bwd_layer / tp;
+    uint64_t bl_t = acts->bwd_layer / tp + bb;
     uint64_t bl = rc == VF_RECOMPUTE_FULL ? A + acc + acts->layer / tp + bl_t /* one block recomputed */
                                           : sub_sat(A, 4 * acts->logits_tv / tp) + acc + bl_t;
     if (rc == VF_RECOMPUTE_FULL)
         bl_t += acts->layer / tp;
-    uint64_t be_t = acts->bwd_end / tp;
+    uint64_t be_t = acts->bwd_end / tp + bb;
     uint64_t be = G + be_t;
     uint64_t opt = G + p->step_temp;
 

@@ -224,7 +224,11 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
     s->weight_bytes += s->trainable * c->w_bytes;
     s->grad_bytes = s->trainable * c->g_bytes;
     s->master_bytes = s->trainable * c->master;
-    switch (t->optim_impl) {
+    vf_optim_impl impl = t->optim_impl;
+    if (c->zero >= 1 && !t->fsdp && impl == VF_OPTIM_FOREACH &&
+        (t->optimizer == VF_OPT_ADAMW || t->optimizer == VF_OPT_ADAM))
+        impl = VF_OPTIM_FUSED; /* DeepSpeed steps with its multi-tensor FusedAdam / CPUAdam */
+    switch (impl) {
     case VF_OPTIM_FOR_LOOP:
         s->step_temp_bytes = temp;
         break;
