@@ -45,7 +45,7 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     c->b = t->micro_batch ? t->micro_batch : o->infer.batch ? o->infer.batch : 1;
     uint64_t ctx = model_context(m);
     c->s = t->seq_len ? t->seq_len : o->infer.context ? o->infer.context : (ctx && ctx < 2048 ? ctx : 2048);
-    if (c->b > (1ull << 32) || c->s > (1ull << 32))
+    if (c->b > (1ull << 24) || c->s > (1ull << 30) || c->b * c->s > (1ull << 36))
         return vf__err(err, VF_EINVAL, "", "batch or sequence length out of range");
     c->T = c->b * c->s;
     c->accum = t->grad_accum ? t->grad_accum : 1;
@@ -99,6 +99,8 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
         return vf__err(err, VF_EINVAL, "", "unknown optimizer");
     if ((unsigned)t->optim_impl > VF_OPTIM_FUSED)
         return vf__err(err, VF_EINVAL, "", "unknown optimizer implementation");
+    if (t->lora_rank > (1u << 20))
+        return vf__err(err, VF_EINVAL, "", "lora rank out of range");
     c->lora = t->lora_rank > 0;
     c->lora_rank = t->lora_rank;
     if (t->qlora[0]) {
@@ -119,6 +121,28 @@ static const char *attn_name(vf_attn a)
     return a == VF_ATTN_FLASH ? "flash" : a == VF_ATTN_SDPA ? "sdpa" : "eager";
 }
 
+/* Shapes come from files: before any product, check that the largest terms
+ * stay far below 2^64 (a generous bound in floating point). */
+static vf_status in_range(const vf_model *m, const vf__tarch *a, const vf__tcfg *c, vf_error *err)
+{
+    double T = (double)c->T, sq = (double)c->s;
+    double per_tok = (double)a->n_heads * sq * 16 + (double)a->hidden * 64 + (double)a->inter * 64 +
+                     (double)a->moe_inter * 64 * (a->n_experts_active + 1) + (double)a->vocab * 16 +
+                     (double)a->n_experts * 16 + (double)a->n_heads * a->head_dim * 64;
+    double bound = T * per_tok * ((double)a->n_layers + 2) * c->accum;
+    double pbound = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const vf_tensor *t = &m->tensors[i];
+        double dims = 0;
+        for (uint32_t d = 0; d < t->n_dims && d < VF_MAX_DIMS; d++)
+            dims += (double)t->shape[d];
+        pbound += 64.0 * ((double)t->n_elements + (double)c->lora_rank * dims * (t->n_experts > 1 ? t->n_experts : 1));
+    }
+    if (bound > 0x1p60 || pbound > 0x1p60 || a->n_layers > (1u << 20))
+        return vf__err(err, VF_ERANGE, m->source ? m->source : "", "training estimate out of range for this model and knobs");
+    return VF_OK;
+}
+
 vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err)
 {
     const vf_train_opts *t = &o->train;
@@ -130,6 +154,8 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf_status st = resolve(m, o, &c, err);
     if (st == VF_OK)
         st = vf__train_arch(m, &a, err);
+    if (st == VF_OK)
+        st = in_range(m, &a, &c, err);
     if (st == VF_OK)
         st = vf__train_states(m, t, &c, &s, err);
     if (st != VF_OK)

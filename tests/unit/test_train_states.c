@@ -308,6 +308,73 @@ static void test_step_temporaries(void **state)
     json_decref(root);
 }
 
+/* Where states live once distributed: FSDP maps onto ZeRO, offload moves
+ * states to host memory (per node), DDP adds its gradient-sized buckets. */
+static void test_distribution(void **state)
+{
+    (void)state;
+    vf_model *m = llama2_7b();
+    vf_model_totals t;
+    vf_model_totals_get(m, &t);
+    const uint64_t P = t.params;
+    vf_estimate_opts o;
+    vf_estimate e, e3;
+    vf_error err = {0};
+    train_opts(&o, VF_PREC_BF16_MIXED, VF_OPT_ADAMW);
+    o.gpus = 8;
+    o.train.zero = 3;
+    assert_int_equal(vf_estimate_run(m, &o, &e3, &err), VF_OK);
+    o.train.zero = 0;
+    o.train.fsdp = 1; /* full shard = ZeRO-3 states */
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+    assert_int_equal(e.weights, e3.weights);
+    assert_int_equal(e.gradients, e3.gradients);
+    assert_int_equal(e.optimizer, e3.optimizer);
+    assert_int_equal(e.gradients, P * 2 / 8);
+    /* ZeRO-3 with optimizer and parameter offload: nothing of the states on the GPU */
+    o.train.fsdp = 0;
+    o.train.zero = 3;
+    o.train.offload = VF_OFFLOAD_BOTH;
+    o.train.gpus_per_node = 8;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+    assert_int_equal(e.weights, 64 * 2); /* only the rotary buffer stays */
+    assert_int_equal(e.optimizer, 0);
+    /* per node: master 4 + moments 8 + fp32 gradients 4 + 16-bit parameters 2 = 18 bytes per
+     * parameter over the node's 8 shards (DeepSpeed's stage-3 offload figure, 18P per node) */
+    assert_true(e.host_bytes >= P * 18 && e.host_bytes <= P * 18 + 8 * 4 * 300);
+    assert_true(e.per_gpu_bytes < e3.per_gpu_bytes);
+    o.train.offload_nvme = true;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+    assert_int_equal(e.host_bytes, 0);
+    /* DDP without ZeRO: a gradient-sized bucket copy sits in the overhead */
+    train_opts(&o, VF_PREC_BF16_MIXED, VF_OPT_ADAMW);
+    o.gpus = 8;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+    train_opts(&o, VF_PREC_BF16_MIXED, VF_OPT_ADAMW);
+    o.gpus = 1;
+    assert_int_equal(vf_estimate_run(m, &o, &e3, &err), VF_OK);
+    assert_int_equal(e.overhead - e3.overhead, P * 2);
+    assert_int_equal(e.per_gpu_bytes - e3.per_gpu_bytes, P * 2);
+    vf_model_free(m);
+}
+
+/* Shapes come from files: absurd knobs or shapes are an error, never a wrapped number. */
+static void test_out_of_range(void **state)
+{
+    (void)state;
+    vf_model *m = llama2_7b();
+    vf_estimate_opts o;
+    vf_estimate e;
+    vf_error err = {0};
+    train_opts(&o, VF_PREC_BF16_MIXED, VF_OPT_ADAMW);
+    o.train.micro_batch = 1u << 20;
+    o.train.seq_len = 1u << 16;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_ERANGE);
+    o.train.micro_batch = 1ull << 40;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
+    vf_model_free(m);
+}
+
 static void test_bad_knobs(void **state)
 {
     (void)state;
@@ -343,6 +410,8 @@ int main(void)
         cmocka_unit_test(test_lora_trainable_and_deepspeed_flaw),
         cmocka_unit_test(test_qlora_storage),
         cmocka_unit_test(test_step_temporaries),
+        cmocka_unit_test(test_distribution),
+        cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_bad_knobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
