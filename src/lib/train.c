@@ -175,8 +175,15 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
 
     static const char *const rc_name[] = {"none", "selective", "full"};
     vf__assume(out, "precision = %s", prec_name(t->precision));
+    vf_optim_impl impl = t->optim_impl;
+    if (c.zero >= 1 && !t->fsdp && impl == VF_OPTIM_FOREACH)
+        impl = VF_OPTIM_FUSED; /* as train_states.c: DeepSpeed's own optimizer */
+    bool bnb = t->optimizer == VF_OPT_ADAMW_8BIT || t->optimizer == VF_OPT_PAGED_ADAMW_8BIT;
     vf__assume(out, "optimizer = %s (%s)", opt_name(t->optimizer),
-               t->optim_impl == VF_OPTIM_FOR_LOOP ? "per-tensor loop" : t->optim_impl == VF_OPTIM_FUSED ? "fused" : "foreach");
+               bnb ? "bitsandbytes kernel"
+               : impl == VF_OPTIM_FOR_LOOP ? "per-tensor loop"
+               : impl == VF_OPTIM_FUSED ? (c.zero >= 1 && !t->fsdp ? "DeepSpeed fused" : "fused")
+                                        : "foreach");
     vf__assume(out, "micro_batch = %llu", (unsigned long long)c.b);
     vf__assume(out, "seq_len = %llu", (unsigned long long)c.s);
     vf__assume(out, "grad_accum = %u", c.accum);
