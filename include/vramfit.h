@@ -462,8 +462,9 @@ typedef enum vf_precision { VF_PREC_FP32, VF_PREC_FP16_MIXED, VF_PREC_BF16_MIXED
 typedef enum vf_recompute { VF_RECOMPUTE_NONE, VF_RECOMPUTE_SELECTIVE, VF_RECOMPUTE_FULL } vf_recompute;
 typedef enum vf_offload { VF_OFFLOAD_NONE, VF_OFFLOAD_OPTIMIZER, VF_OFFLOAD_PARAMS, VF_OFFLOAD_BOTH } vf_offload;
 /* How the optimizer step runs, which decides its temporaries: PyTorch's default on CUDA
- * (foreach: whole-model temporaries), the per-tensor loop (foreach=False), or fused kernels. */
-typedef enum vf_optim_impl { VF_OPTIM_FOREACH, VF_OPTIM_FOR_LOOP, VF_OPTIM_FUSED } vf_optim_impl;
+ * (foreach: whole-model temporaries), the per-tensor loop (foreach=False), fused kernels, or
+ * PyTorch < 2.0's foreach (its eps add was not in place: twice the temporaries). */
+typedef enum vf_optim_impl { VF_OPTIM_FOREACH, VF_OPTIM_FOR_LOOP, VF_OPTIM_FUSED, VF_OPTIM_FOREACH_LEGACY } vf_optim_impl;
 
 typedef struct vf_train_opts {
     vf_optimizer optimizer;

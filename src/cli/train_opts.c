@@ -54,7 +54,8 @@ void vf_cli_train_opts_help(FILE *f)
     fputs("  training (--train):\n"
           "  --optimizer O          adamw (default) | adam | adamw-8bit | paged-adamw-8bit | sgd |\n"
           "                         sgd-momentum | adafactor | lion | adagrad\n"
-          "  --optim-impl I         foreach (PyTorch's default on CUDA) | for-loop | fused\n"
+          "  --optim-impl I         foreach (PyTorch's default on CUDA) | for-loop | fused |\n"
+          "                         foreach-legacy (torch < 2.0)\n"
           "  --precision P          bf16-mixed (default) | fp16-mixed | fp32 | bf16 (pure, no master copy)\n"
           "  --grad-checkpoint R    none (default) | selective | full\n"
           "  --batch N              micro-batch per GPU (default 1); --context N sequence length\n"
@@ -114,8 +115,8 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     }
     case T_OPTIM_IMPL: {
-        static const char *const n[] = {"foreach", "for-loop", "fused"};
-        if (pick("optim-impl", arg, n, 3, &k, "expected foreach, for-loop or fused") < 0)
+        static const char *const n[] = {"foreach", "for-loop", "fused", "foreach-legacy"};
+        if (pick("optim-impl", arg, n, 4, &k, "expected foreach, for-loop, fused or foreach-legacy") < 0)
             return -1;
         t->optim_impl = (vf_optim_impl)k;
         return 1;

@@ -97,7 +97,7 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     }
     if ((unsigned)t->optimizer > VF_OPT_ADAGRAD)
         return vf__err(err, VF_EINVAL, "", "unknown optimizer");
-    if ((unsigned)t->optim_impl > VF_OPTIM_FUSED)
+    if ((unsigned)t->optim_impl > VF_OPTIM_FOREACH_LEGACY)
         return vf__err(err, VF_EINVAL, "", "unknown optimizer implementation");
     if (t->lora_rank > (1u << 20))
         return vf__err(err, VF_EINVAL, "", "lora rank out of range");
@@ -183,6 +183,7 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
                bnb ? "bitsandbytes kernel"
                : impl == VF_OPTIM_FOR_LOOP ? "per-tensor loop"
                : impl == VF_OPTIM_FUSED ? (c.zero >= 1 && !t->fsdp ? "DeepSpeed fused" : "fused")
+               : impl == VF_OPTIM_FOREACH_LEGACY ? "foreach, torch < 2.0"
                                         : "foreach");
     vf__assume(out, "micro_batch = %llu", (unsigned long long)c.b);
     vf__assume(out, "seq_len = %llu", (unsigned long long)c.s);

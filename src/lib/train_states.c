@@ -236,15 +236,19 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
         s->step_temp_bytes = 0;
         break;
     case VF_OPTIM_FOREACH:
-        /* the foreach step builds whole-model lists: AdamW's sqrt(v) and its
-         * scaled copy (2 x state), Adagrad's std and Lion's update (1 x) */
+    case VF_OPTIM_FOREACH_LEGACY: {
+        /* the foreach step builds whole-model lists: sqrt(v) for AdamW (torch
+         * 2.x adds eps in place; 1.13's _foreach_add made a second list, as
+         * measured in shared/reference/torch), Adagrad's std, Lion's update */
+        uint64_t k = impl == VF_OPTIM_FOREACH_LEGACY ? 2 : 1;
         if (t->optimizer == VF_OPT_ADAMW || t->optimizer == VF_OPT_ADAM)
-            s->step_temp_bytes = 2 * sum_tr * c->st_bytes;
+            s->step_temp_bytes = k * sum_tr * c->st_bytes;
         else if (t->optimizer == VF_OPT_ADAGRAD || t->optimizer == VF_OPT_LION)
             s->step_temp_bytes = sum_tr * c->st_bytes;
         else
             s->step_temp_bytes = temp;
         break;
+    }
     }
     return VF_OK;
 }

@@ -159,7 +159,7 @@ static void test_optimizer_states_exact(void **state)
         if (!strcmp(opt, "AdamW(foreach=False)"))
             o.train.optimizer = VF_OPT_ADAMW, o.train.optim_impl = VF_OPTIM_FOR_LOOP;
         else if (!strcmp(opt, "AdamW(foreach=True)"))
-            o.train.optimizer = VF_OPT_ADAMW, o.train.optim_impl = VF_OPTIM_FOREACH;
+            o.train.optimizer = VF_OPT_ADAMW, o.train.optim_impl = VF_OPTIM_FOREACH_LEGACY; /* torch 1.13 */
         else if (!strcmp(opt, "SGD(momentum=0.9)"))
             o.train.optimizer = VF_OPT_SGD_MOMENTUM;
         else if (!strcmp(opt, "Adagrad"))
