@@ -475,6 +475,7 @@ typedef struct vf_train_opts {
     uint32_t grad_accum;     /* 0 = 1 */
     uint32_t lora_rank;      /* 0 = full fine-tuning */
     char lora_targets[128];  /* "q,k,v,o,gate,up,down" or "all-linear"; "" = q,v */
+    float lora_dropout;      /* PEFT lora_dropout; 0 = none (PEFT's default) */
     char qlora[16];          /* "", "nf4", "nf4-dq" */
     int zero;                /* 0..3 */
     int fsdp;                /* 0 none; 1 full (= ZeRO-3), 2 grad-op (= ZeRO-2), 3 no-shard */

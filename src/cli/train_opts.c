@@ -25,7 +25,7 @@ void vf_cli_train_opts_help(FILE *f);
 enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
-    T_OPTIM_IMPL
+    T_OPTIM_IMPL, T_LORA_DROPOUT
 };
 
 const struct option vf_cli_train_options[] = {
@@ -46,6 +46,7 @@ const struct option vf_cli_train_options[] = {
     {"states-only", no_argument, 0, T_STATES_ONLY},
     {"gpus-per-node", required_argument, 0, T_PER_NODE},
     {"optim-impl", required_argument, 0, T_OPTIM_IMPL},
+    {"lora-dropout", required_argument, 0, T_LORA_DROPOUT},
     {0, 0, 0, 0},
 };
 
@@ -63,6 +64,7 @@ void vf_cli_train_opts_help(FILE *f)
           "  --grad-accum N         micro-batches per optimizer step (default 1)\n"
           "  --lora-rank R          LoRA adapters of rank R; only they train\n"
           "  --lora-targets T       q,k,v,o,gate,up,down or all-linear (default q,v)\n"
+          "  --lora-dropout P       PEFT's lora_dropout (default 0): a masked input copy per adapter\n"
           "  --qlora nf4|nf4-dq     4-bit NF4 base (with double quantization); needs --lora-rank\n"
           "  --zero 0|1|2|3         ZeRO stage; or --fsdp full|grad-op|no-shard\n"
           "  --ep N                 expert-parallel size (MoE)\n"
@@ -188,6 +190,14 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
             return bad("offload-device", arg, "expected cpu or nvme");
         t->offload_nvme = strcasecmp(arg, "nvme") == 0;
         return 1;
+    case T_LORA_DROPOUT: {
+        char *end;
+        double d = strtod(arg, &end);
+        if (end == arg || *end || !(d >= 0 && d < 1))
+            return bad("lora-dropout", arg, "expected a probability in [0, 1)");
+        t->lora_dropout = (float)d;
+        return 1;
+    }
     case T_STATES_ONLY:
         t->states_only = true;
         return 1;

@@ -101,8 +101,11 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
         return vf__err(err, VF_EINVAL, "", "unknown optimizer implementation");
     if (t->lora_rank > (1u << 20))
         return vf__err(err, VF_EINVAL, "", "lora rank out of range");
+    if (!(t->lora_dropout >= 0 && t->lora_dropout < 1))
+        return vf__err(err, VF_EINVAL, "", "lora dropout must be in [0, 1)");
     c->lora = t->lora_rank > 0;
     c->lora_rank = t->lora_rank;
+    c->lora_dropout = t->lora_dropout;
     if (t->qlora[0]) {
         if (strcmp(t->qlora, "nf4") && strcmp(t->qlora, "nf4-dq"))
             return vf__err(err, VF_EINVAL, "", "qlora must be nf4 or nf4-dq");
@@ -193,8 +196,9 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf__assume(out, "parallel = dp %u x tp %u x pp %u, ep %u", c.dp, c.tp, c.pp, c.ep);
     vf__assume(out, "zero = %d", c.zero);
     if (c.lora)
-        vf__assume(out, "lora = rank %u on %s%s%s", t->lora_rank, t->lora_targets[0] ? t->lora_targets : "q,v",
-                   c.qlora ? ", base " : "", c.qlora ? t->qlora : "");
+        vf__assume(out, "lora = rank %u on %s, dropout %.2f%s%s", t->lora_rank,
+                   t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",
+                   c.qlora ? t->qlora : "");
     if (c.master)
         vf__assume(out, "mixed precision = 16-bit weights and gradients, fp32 master copy in the optimizer");
 

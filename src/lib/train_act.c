@@ -87,8 +87,13 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     } else {
         L += mlp_bytes(a, s, T, a->inter, act, in[VF_ROLE_MLP_UP] || in[VF_ROLE_MLP_GATE]);
     }
-    if (c->lora && a->n_layers) /* each adapter's B keeps A's output: tokens x rank */
+    if (c->lora && a->n_layers) { /* each adapter's B keeps A's output: tokens x rank */
         L += (uint64_t)act * T * c->lora_rank * (s->lora_act_extra / a->n_layers);
+        /* PEFT applies lora_dropout per adapter: its 1-byte mask and the dropped
+         * copy of the input, which A keeps */
+        if (c->lora_dropout > 0)
+            L += (uint64_t)(act + 1) * T * (s->lora_in_sum / a->n_layers);
+    }
     o->layer = L;
 
     /* ---- outside the blocks ---- */

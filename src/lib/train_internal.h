@@ -43,6 +43,7 @@ typedef struct vf__tcfg {
     double frozen_bytes;/* frozen base weight bytes per param (LoRA): dtype or 4-bit */
     bool lora, qlora;
     uint32_t lora_rank;
+    float lora_dropout;
     vf_attn attn;
 } vf__tcfg;
 
@@ -62,6 +63,7 @@ typedef struct vf__tstates {
     uint64_t state_bytes;          /* moments, step counters, block scales */
     uint64_t step_temp_bytes;      /* the optimizer step's temporaries */
     uint64_t lora_act_extra;       /* adapted matrices in the blocks (each saves tokens x rank) */
+    uint64_t lora_in_sum;          /* their input widths, summed (lora_dropout copies per adapter) */
     bool linear_saves_input[VF_ROLE_COUNT]; /* LoRA: frozen linears save no input */
 } vf__tstates;
 

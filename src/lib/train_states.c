@@ -205,6 +205,7 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
             s->trainable += e * (nA + nB);
             s->n_trainable_tensors += 2 * e;
             s->lora_act_extra += e;
+            s->lora_in_sum += e * in;
             s->state_bytes += e * (vf__optim_state_bytes(t->optimizer, c, shA, 2, nA) +
                                    vf__optim_state_bytes(t->optimizer, c, shB, 2, nB));
             uint64_t tA = step_temp_loop(t->optimizer, c, prev, nA), tB = step_temp_loop(t->optimizer, c, nA, nB);

@@ -193,6 +193,14 @@ static void test_lora_trainable_and_deepspeed_flaw(void **state)
     vf_model_totals_get(m, &t);
     assert_int_equal(t.params + e.trainable_params, 6742609920ull);
     assert_int_equal(e.gradients, 4194304ull * 2);
+    /* lora_dropout: each adapter keeps a 1-byte mask and the bf16 dropped copy of its input */
+    uint64_t a0 = e.activations;
+    o.train.lora_dropout = 0.05f;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+    assert_int_equal(e.activations - a0, 32ull * (2 + 1) * 128 * (4096 + 4096));
+    o.train.lora_dropout = 1.5f;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
+    o.train.lora_dropout = 0;
     /* ZeRO-2 states only, 8 GPUs: frozen base at 2 bytes + adapters' 2 + 18/N */
     o.train.zero = 2;
     o.gpus = 8;
