@@ -770,7 +770,8 @@ VF_API vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loa
 VF_API vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err);
 /**
  * Where tensor i landed after a successful run: its device ("cuda:0") and
- * address (a CUdeviceptr, or a host pointer for "host"; 0 for "null").
+ * address (a CUdeviceptr for "cuda:N", a host pointer for "host", a
+ * placeholder never to be dereferenced for "null").
  */
 VF_API vf_status vf_loader_tensor_location(const vf_loader *l, size_t i, const char **device, uint64_t *addr);
 VF_API void vf_loader_free(vf_loader *l);

@@ -56,7 +56,7 @@ const char vf_serve_page[] =
     "\"use strict\";\n"
     "const $ = id => document.getElementById(id);\n"
     "const GiB = 1073741824;\n"
-    "function gib(b){ return b >= GiB ? (b/GiB).toFixed(2)+\" GiB\" : (b/1048576).toFixed(1)+\" MiB\"; }\n"
+    "function gib(b){ return b >= GiB ? (b/GiB).toFixed(2)+\" GiB\" : b >= 1048576 ? (b/1048576).toFixed(1)+\" MiB\" : b >= 1024 ? (b/1024).toFixed(1)+\" KiB\" : b+\" B\"; }\n"
     "function el(tag, text, cls){ const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }\n"
     "function row(t, cells){ const tr = el(\"tr\"); cells.forEach((c, i) => { const td = el(\"td\"); if (c instanceof Node) td.appendChild(c); else td.textContent = c; if (i && typeof c !== \"object\") td.className = \"n\"; tr.appendChild(td); }); t.appendChild(tr); }\n"
     "function query(keys){\n"
