@@ -95,6 +95,8 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     default:
         return vf__err(err, VF_EINVAL, "", "unknown precision");
     }
+    if ((unsigned)t->recompute > VF_RECOMPUTE_FULL || (unsigned)t->offload > VF_OFFLOAD_BOTH)
+        return vf__err(err, VF_EINVAL, "", "unknown recomputation or offload choice");
     if ((unsigned)t->optimizer > VF_OPT_ADAGRAD)
         return vf__err(err, VF_EINVAL, "", "unknown optimizer");
     if ((unsigned)t->optim_impl > VF_OPTIM_FOREACH_LEGACY)
@@ -191,7 +193,7 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf__assume(out, "micro_batch = %llu", (unsigned long long)c.b);
     vf__assume(out, "seq_len = %llu", (unsigned long long)c.s);
     vf__assume(out, "grad_accum = %u", c.accum);
-    vf__assume(out, "recompute = %s", rc_name[t->recompute <= VF_RECOMPUTE_FULL ? t->recompute : 0]);
+    vf__assume(out, "recompute = %s", rc_name[t->recompute]);
     vf__assume(out, "attention = %s", attn_name(c.attn));
     vf__assume(out, "parallel = dp %u x tp %u x pp %u, ep %u", c.dp, c.tp, c.pp, c.ep);
     vf__assume(out, "zero = %d", c.zero);

@@ -405,6 +405,13 @@ static void test_bad_knobs(void **state)
     train_opts(&o, VF_PREC_BF16_MIXED, VF_OPT_ADAMW);
     o.train.zero = 4;
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
+    train_opts(&o, VF_PREC_BF16_MIXED, VF_OPT_ADAMW);
+    o.train.recompute = (vf_recompute)7;
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
+    train_opts(&o, (vf_precision)9, VF_OPT_ADAMW);
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
+    train_opts(&o, VF_PREC_BF16_MIXED, (vf_optimizer)42);
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
     vf_model_free(m);
 }
 
