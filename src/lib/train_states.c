@@ -45,7 +45,7 @@ uint64_t vf__optim_state_bytes(vf_optimizer o, const vf__tcfg *c, const uint64_t
         /* factored second moment for matrices: a row and a column vector
          * (shape[:-1] and shape[:-2]+shape[-1:]); full for vectors; no first
          * moment with beta1 = None (HF Adafactor's default) */
-        if (n_dims >= 2 && shape) {
+        if (n_dims >= 2 && shape && shape[n_dims - 1] && shape[n_dims - 2]) {
             uint64_t rows = n / shape[n_dims - 1], cols = n / shape[n_dims - 2];
             return (rows + cols) * st;
         }
