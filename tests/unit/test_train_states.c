@@ -383,6 +383,35 @@ static void test_out_of_range(void **state)
     vf_model_free(m);
 }
 
+/* Optimizer state from each definition, for one [4096, 11008] matrix and one
+ * 4096-vector, fp32 moments. */
+static void test_optimizer_definitions(void **state)
+{
+    (void)state;
+    vf__tcfg c;
+    memset(&c, 0, sizeof c);
+    c.st_bytes = 4;
+    const uint64_t mat[2] = {4096, 11008}, n = 4096ull * 11008, vec[1] = {4096};
+    /* AdamW/Adam: exp_avg + exp_avg_sq + the 4-byte step tensor */
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_ADAMW, &c, mat, 2, n), 8 * n + 4);
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_ADAM, &c, mat, 2, n), 8 * n + 4);
+    /* SGD keeps nothing, with momentum one buffer; Lion one moment (Chen et al. 2023) */
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_SGD, &c, mat, 2, n), 0);
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_SGD_MOMENTUM, &c, mat, 2, n), 4 * n);
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_LION, &c, mat, 2, n), 4 * n);
+    /* Adafactor (Shazeer & Stern 2018): a row and a column accumulator per matrix */
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_ADAFACTOR, &c, mat, 2, n), 4 * (4096 + 11008));
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_ADAFACTOR, &c, vec, 1, 4096), 4 * 4096);
+    /* bitsandbytes 8-bit: two uint8 states + an fp32 absmax per 256-block each;
+     * tensors under 4096 elements keep fp32 states */
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_ADAMW_8BIT, &c, mat, 2, n), 2 * n + 2 * 4 * (n / 256));
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_PAGED_ADAMW_8BIT, &c, vec, 1, 4095), 8 * 4095);
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_ADAMW_8BIT, &c, vec, 1, 4097), 2 * 4097 + 2 * 4 * 17);
+    /* pure bf16: moments like the parameter */
+    c.st_bytes = 2;
+    assert_int_equal(vf__optim_state_bytes(VF_OPT_ADAMW, &c, mat, 2, n), 4 * n + 4);
+}
+
 static void test_bad_knobs(void **state)
 {
     (void)state;
@@ -425,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_lora_trainable_and_deepspeed_flaw),
         cmocka_unit_test(test_qlora_storage),
         cmocka_unit_test(test_step_temporaries),
+        cmocka_unit_test(test_optimizer_definitions),
         cmocka_unit_test(test_distribution),
         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_bad_knobs),
