@@ -78,6 +78,7 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     L += core;
     if (a->resid_drop > 0)
         L += 2 * T * h; /* masks after attention and after the MLP */
+    uint64_t before_mlp = L;
     if (a->n_experts > 1) {
         uint64_t k = a->n_experts_active ? a->n_experts_active : 1;
         L += (uint64_t)act * T * h + 4 * T * a->n_experts; /* router input, fp32 routing softmax */
@@ -95,6 +96,8 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
             L += (uint64_t)(act + 1) * T * (s->lora_in_sum / a->n_layers);
     }
     o->layer = L;
+    /* the second norm, the MLP and its dropout mask are freed before the attention's backward */
+    uint64_t mlp_part = L - before_mlp + norm_bytes(a, T, r) + (a->resid_drop > 0 ? T * h : 0);
 
     /* ---- outside the blocks ---- */
     uint64_t nl = 0;
@@ -104,11 +107,13 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
         nl += T * h;
     if (a->rope)
         nl += 2 * sq * a->head_dim * r; /* cos and sin, shared by every block */
+    uint64_t before_head = nl;
     nl += norm_bytes(a, T, r);
     if (!c->lora)
         nl += (uint64_t)act * T * h; /* the head's input (a frozen head saves none) */
     o->logits_tv = T * a->vocab;
     nl += 4 * o->logits_tv + 8 * T + 4; /* fp32 log-softmax (HF upcasts logits), targets, weight */
+    uint64_t head_part = nl - before_head;
     o->non_layer = nl;
 
     /* ---- recomputation ---- */
@@ -141,14 +146,29 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     o->bwd_start = 8 * o->logits_tv;
     /* inside one block's backward: eager attention holds the probabilities'
      * gradient and the softmax's input gradient (fp32 when it upcasts) */
-    uint64_t sm = a->softmax_upcast ? 4 : act;
+    /* fp32 softmax (upcast): the probabilities' gradient and the softmax's
+     * input gradient, both fp32, while the activation-dtype gradient of the
+     * probabilities has been freed; otherwise both in the activation dtype */
     uint64_t attn_t = 0;
     if (attn == VF_ATTN_EAGER)
-        attn_t = (a->softmax_upcast && act < 4 ? 4 * S : 2 * sm * S) + (a->attn_drop > 0 ? act * S : 0);
+        attn_t = (a->softmax_upcast ? 8 * S - (act < 4 ? act * S : 0) : 2 * (uint64_t)act * S) +
+                 (a->attn_drop > 0 ? act * S : 0);
     else
         attn_t = (uint64_t)act * T * 3 * qdim;
     uint64_t mlp_t = 2 * (uint64_t)act * T * (a->n_experts > 1 ? a->moe_inter : a->inter);
     o->bwd_layer = attn_t > mlp_t ? attn_t : mlp_t;
+    o->bwd_attn = attn_t;
+    o->bwd_mlp = mlp_t;
+    /* the last block's backward starts once the loss, final norm and head
+     * input are freed and the head's gradient exists; by its attention, its
+     * norm and MLP are freed and the MLP's gradients exist (trainable only) */
+    o->freed_head = head_part;
+    o->freed_mlp = mlp_part;
+    if (!c->lora) {
+        uint64_t mlp_params = (a->gated_mlp ? 3 : 2) * h * (a->n_experts > 1 ? a->moe_inter * a->n_experts : a->inter);
+        o->grads_head = a->vocab * h * c->g_bytes;
+        o->grads_mlp = mlp_params * c->g_bytes;
+    }
     if (c->qlora) {
         /* bitsandbytes dequantizes each 4-bit matrix to 16 bit for its matmul, forward and backward */
         uint64_t deq = 2 * s->largest_linear;

@@ -85,6 +85,11 @@ typedef struct vf__tacts {
     uint64_t bwd_start;  /* transient at the start of backward (loss gradients) */
     uint64_t bwd_layer;  /* transient inside one block's backward */
     uint64_t bwd_end;    /* transient at the embedding's backward, beside all gradients */
+    /* the last block's backward: what the loss and head released and their
+     * gradients (unsharded) when it starts, and what its MLP released and
+     * added by the time its attention runs */
+    uint64_t freed_head, grads_head, freed_mlp, grads_mlp;
+    uint64_t bwd_mlp, bwd_attn; /* transients of the MLP's and the attention's backward */
 } vf__tacts;
 
 VF_HIDDEN void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc,

@@ -27,11 +27,22 @@ uint64_t vf__train_peak(const vf__tcfg *c, const vf__tacts *acts, const vf__tpla
     const uint64_t bb = p->bwd_buffers;
     uint64_t bs_t = acts->bwd_start / tp + bb;
     uint64_t bs = A + acc + bs_t;
-    uint64_t bl_t = acts->bwd_layer / tp + bb;
-    uint64_t bl = rc == VF_RECOMPUTE_FULL ? A + acc + acts->layer / tp + bl_t /* one block recomputed */
-                                          : sub_sat(A, 4 * acts->logits_tv / tp) + acc + bl_t;
-    if (rc == VF_RECOMPUTE_FULL)
-        bl_t += acts->layer / tp;
+    /* the last block's backward (recomputed first under full recomputation):
+     * at its MLP, then at its attention; gradients are sharded like the rest */
+    uint64_t gs = acts->grads_head + acts->grads_mlp;
+    double gshare = gs ? (double)G / (double)gs : 0.0; /* cap: never more than all gradients */
+    uint64_t g_head = acts->grads_head / tp, g_mlp = acts->grads_mlp / tp;
+    if (gshare < 1.0) {
+        g_head = (uint64_t)((double)g_head * gshare);
+        g_mlp = (uint64_t)((double)g_mlp * gshare);
+    }
+    uint64_t recomputed = rc == VF_RECOMPUTE_FULL ? acts->layer / tp : 0;
+    uint64_t at_mlp = sub_sat(A + recomputed, acts->freed_head / tp) + acc + g_head;
+    uint64_t at_attn = sub_sat(at_mlp, acts->freed_mlp / tp) + g_mlp;
+    uint64_t bm_t = acts->bwd_mlp / tp + bb, ba_t = acts->bwd_attn / tp + bb;
+    uint64_t bl = at_mlp + bm_t, bl_t = bm_t + recomputed;
+    if (at_attn + ba_t > bl)
+        bl = at_attn + ba_t, bl_t = ba_t + recomputed;
     uint64_t be_t = acts->bwd_end / tp + bb;
     uint64_t be = G + be_t;
     uint64_t opt = G + p->step_temp;
@@ -41,7 +52,7 @@ uint64_t vf__train_peak(const vf__tcfg *c, const vf__tacts *acts, const vf__tpla
     if (bs > best)
         best = bs, t = bs_t, ph = "start of backward";
     if (bl > best)
-        best = bl, t = bl_t, ph = "backward (attention)";
+        best = bl, t = bl_t, ph = "backward (last block)";
     if (be > best)
         best = be, t = be_t, ph = "end of backward";
     if (opt > best)
