@@ -468,6 +468,10 @@ typedef enum vf_optimizer {
 typedef enum vf_precision { VF_PREC_FP32, VF_PREC_FP16_MIXED, VF_PREC_BF16_MIXED, VF_PREC_BF16 } vf_precision;
 typedef enum vf_recompute { VF_RECOMPUTE_NONE, VF_RECOMPUTE_SELECTIVE, VF_RECOMPUTE_FULL } vf_recompute;
 typedef enum vf_offload { VF_OFFLOAD_NONE, VF_OFFLOAD_OPTIMIZER, VF_OFFLOAD_PARAMS, VF_OFFLOAD_BOTH } vf_offload;
+/* How the optimizer step runs, which decides its temporaries: PyTorch's default on CUDA
+ * (foreach: whole-model temporaries), the per-tensor loop (foreach=False), fused kernels, or
+ * PyTorch < 2.0's foreach (its eps add was not in place: twice the temporaries). */
+typedef enum vf_optim_impl { VF_OPTIM_FOREACH, VF_OPTIM_FOR_LOOP, VF_OPTIM_FUSED, VF_OPTIM_FOREACH_LEGACY } vf_optim_impl;
 
 typedef struct vf_train_opts {
     vf_optimizer optimizer;
@@ -478,12 +482,15 @@ typedef struct vf_train_opts {
     uint32_t grad_accum;     /* 0 = 1 */
     uint32_t lora_rank;      /* 0 = full fine-tuning */
     char lora_targets[128];  /* "q,k,v,o,gate,up,down" or "all-linear"; "" = q,v */
+    float lora_dropout;      /* PEFT lora_dropout; 0 = none (PEFT's default) */
     char qlora[16];          /* "", "nf4", "nf4-dq" */
     int zero;                /* 0..3 */
     int fsdp;                /* 0 none; 1 full (= ZeRO-3), 2 grad-op (= ZeRO-2), 3 no-shard */
     vf_offload offload;
     bool offload_nvme;
     bool states_only;        /* model states only, as DeepSpeed's estimators report */
+    uint32_t gpus_per_node;  /* 0 = min(gpus, 8); host memory is reported per node */
+    vf_optim_impl optim_impl;
 } vf_train_opts;
 
 typedef struct vf_estimate_opts {
