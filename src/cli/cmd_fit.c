@@ -428,6 +428,7 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         json_object_set_new(j, "gpu_bytes", json_integer((json_int_t)f->gpu_bytes));
         json_object_set_new(j, "needed_bytes", json_integer((json_int_t)f->needed_bytes));
         json_object_set_new(j, "headroom_bytes", json_integer((json_int_t)f->headroom_bytes));
+        json_object_set_new(j, "kv_cache_bytes", json_integer((json_int_t)f->est.kv_cache));
         json_object_set_new(j, "max_context", json_integer((json_int_t)f->max_context));
         json_object_set_new(j, "max_context_is_model_limit", json_boolean(f->max_context_capped));
         json_object_set_new(j, "max_batch", json_integer((json_int_t)f->max_batch));

@@ -156,8 +156,8 @@ static void emit_llamacpp(sbuf *b, const vf_model *m, const char *ref, const vf_
         put(b, " -c %llu", (unsigned long long)(ctx * np));
     put(b, " -b %llu -ub %llu", (unsigned long long)(in->lc_batch ? in->lc_batch : 2048),
         (unsigned long long)(in->ubatch ? in->ubatch : 512));
-    if (np > 1)
-        put(b, " -np %u", np);
+    /* explicit: llama-server's own default is -1 (auto slots) */
+    put(b, " -np %u", np);
     uint32_t ns = in->n_split ? in->n_split : gpus;
     if (ns > 1) {
         put(b, " --tensor-split ");
