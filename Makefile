@@ -15,6 +15,9 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# libmicrohttpd: the CLI only ('vramfit serve'); the library does not need it.
+MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CSTD    := -std=c17 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
@@ -22,7 +25,12 @@ OPT     ?= -O2 -g
 ifeq ($(SAN),1)
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 endif
-CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) -fPIC -Iinclude -Isrc/lib $(PKG_CFLAGS) $(CFLAGS)
+# Quiet build lines ("  CC  file") unless V=1.
+ifneq ($(V),1)
+QUIET = @printf '  %-6s %s\n' '$(1)' '$(2)';
+MAKEFLAGS += --no-print-directory
+endif
+CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) -fPIC -Iinclude -Isrc/lib $(PKG_CFLAGS) $(MHD_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(OPT) $(LDFLAGS)
 LIBS        = $(PKG_LIBS) -ldl -lpthread -lm
 
@@ -45,17 +53,17 @@ all: $(BUILD)/vramfit $(BUILD)/libvramfit.a $(BUILD)/libvramfit.so $(BUILD)/vram
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -MMD -MP -c $< -o $@
+	$(call QUIET,CC,$<)$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -MMD -MP -c $< -o $@
 
 $(BUILD)/libvramfit.a: $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call QUIET,AR,$@)ar rcs $@ $^
 
 $(BUILD)/libvramfit.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libvramfit.so.0 $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(call QUIET,LD,$@)$(CC) -shared -Wl,-soname,libvramfit.so.0 $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
 $(BUILD)/vramfit: $(CLI_OBJS) $(BUILD)/libvramfit.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libvramfit.a $(LIBS)
+	$(call QUIET,LD,$@)$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libvramfit.a $(MHD_LIBS) $(LIBS)
 
 $(BUILD)/vramfit.pc: Makefile
 	@mkdir -p $(BUILD)
@@ -63,12 +71,12 @@ $(BUILD)/vramfit.pc: Makefile
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvramfit.a tests/unit/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libvramfit.a $(CMOCKA_LIBS) $(LIBS) $(LDFLAGS_ALL)
+	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libvramfit.a $(CMOCKA_LIBS) $(LIBS) $(LDFLAGS_ALL)
 
 # Each fuzz harness, linked with a plain main that replays its corpus.
 $(BUILD)/replay/%: fuzz/%.c fuzz/replay.c $(BUILD)/libvramfit.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< fuzz/replay.c $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
+	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) -o $@ $< fuzz/replay.c $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
 
 deps:
 	@./tools/deps.sh
@@ -90,9 +98,10 @@ test: deps
 
 FUZZ_CC ?= clang
 fuzz: $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
-build/fuzz/%: fuzz/%.c $(LIB_SRCS) $(GEN_SRCS)
+build/fuzz/%: fuzz/%.c $(LIB_SRCS) $(GEN_SRCS) include/vramfit.h src/lib/internal.h
+	@command -v $(FUZZ_CC) >/dev/null || { echo 'vramfit: make fuzz needs $(FUZZ_CC) (Debian: clang)' >&2; exit 1; }
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc/lib $(PKG_CFLAGS) \
+	$(call QUIET,CLANG,$@)$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc/lib $(PKG_CFLAGS) \
 	  -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(PKG_LIBS) -ldl -lpthread -lm
 
 bench: all
@@ -106,7 +115,7 @@ install: all
 	install -m 755 $(BUILD)/libvramfit.so $(DESTDIR)$(PREFIX)/lib/libvramfit.so.0
 	ln -sf libvramfit.so.0 $(DESTDIR)$(PREFIX)/lib/libvramfit.so
 	install -m 644 include/vramfit.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(BUILD)/vramfit.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(BUILD)/vramfit.pc >$(DESTDIR)$(PREFIX)/lib/pkgconfig/vramfit.pc
 	install -m 644 docs/vramfit.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:

@@ -378,6 +378,38 @@ VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
 /* ------------------------------------------------------------------------ */
 /* catalog: section owned by the catalog module */
 
+/*
+ * The catalog is a set of real Hugging Face config.json files embedded at
+ * build time (data/models/<org>__<name>.json ↔ "<org>/<name>"). A catalog
+ * name is the Hugging Face id ("Qwen/Qwen3-8B") or its alias, the part after
+ * the slash ("qwen3-8b"), matched case-insensitively. Entries are sorted by
+ * id, case-insensitively.
+ */
+typedef struct vf_catalog_info {
+    const char *id;          /* "Qwen/Qwen3-8B" */
+    const char *alias;       /* "qwen3-8b" (lower case) */
+    const char *family;      /* the config's model_type ("qwen3"), "" if absent */
+    uint64_t context_length; /* max_position_embeddings (or n_positions, or the
+                                text_config's); 0 when the config states none */
+} vf_catalog_info;
+
+/** Number of catalog models. */
+VF_API size_t vf_catalog_count(void);
+/** Entry i in [0, count); VF_EINVAL when out of range. Strings are static. */
+VF_API vf_status vf_catalog_entry(size_t i, vf_catalog_info *out);
+/** Index of the entry a name or alias denotes, or (size_t)-1. */
+VF_API size_t vf_catalog_find(const char *name);
+/** The embedded config.json text of entry i (NUL-terminated), NULL when out of range. */
+VF_API const char *vf_catalog_config(size_t i, size_t *len);
+/**
+ * Near misses for a name that is not in the catalog ("llama3-8b",
+ * "qwen-3-8b", "mistral7b"): up to n entry ids, best first, written to out
+ * (static strings). Ranking ignores case and punctuation, prefers names that
+ * contain the query, then edit distance. Returns how many were written; 0
+ * when nothing is close.
+ */
+VF_API size_t vf_catalog_suggest(const char *name, const char **out, size_t n);
+
 /* ------------------------------------------------------------------------ */
 /* The memory model: estimate (inference and training)                       */
 /* ------------------------------------------------------------------------ */
@@ -653,6 +685,91 @@ VF_API vf_status vf_local_gpus(vf_local_gpu *out, size_t cap, size_t *count, vf_
 /* The loader                                                                */
 /* ------------------------------------------------------------------------ */
 /* load: section owned by the loader module */
+/*
+ * Streams a model's tensors from its files into device memory through a small
+ * ring of pinned staging buffers (DESIGN.md §4, docs/loader.md): host memory
+ * stays at the ring's size whatever the model's size. The loaded copy lives
+ * until vf_loader_free.
+ */
+#define VF_LOAD_MAX_DEVICES 16
+
+typedef struct vf_loader vf_loader;
+
+typedef struct vf_load_progress {
+    uint64_t done_bytes, total_bytes;
+    double seconds;
+} vf_load_progress;
+
+/* Called on the thread running vf_loader_run, after each finished chunk. */
+typedef void (*vf_load_progress_fn)(const vf_load_progress *p, void *user);
+
+typedef struct vf_load_opts {
+    char device[32];         /* "host" (default), "null" (read and discard), "cuda:N" */
+    uint64_t staging_bytes;  /* the whole ring of pinned buffers; 0 = 64 MiB */
+    uint32_t buffers;        /* ring slots; 0 = max(4, 2 × threads) */
+    uint32_t threads;        /* reader threads; 0 = the CPUs online, at most 8 */
+    bool direct;             /* O_DIRECT for ring reads (falls back to buffered where refused) */
+    bool verify;             /* read the device copy back and compare checksums with the file's */
+    const char *device_map;  /* NULL: everything on device; "auto"; or a JSON file (docs/loader.md) */
+    vf_load_progress_fn progress;
+    void *progress_user;
+    /* Polled while loading; nonzero stops the load (VF_EINTR), everything released. */
+    const volatile int *cancel;
+} vf_load_opts;
+
+VF_API void vf_load_opts_init(vf_load_opts *o);
+
+/* One device's share of a load. Memory figures are 0 when not measurable. */
+typedef struct vf_load_device {
+    char device[32];             /* "cuda:0", "host", "null" */
+    char name[96];               /* the GPU's name when known */
+    uint64_t tensors;
+    uint64_t bytes;              /* tensor bytes placed on it */
+    uint64_t allocated_bytes;    /* the loader's allocation(s) there */
+    uint64_t used_before_bytes;  /* device memory used before anything was opened (NVML) */
+    uint64_t used_ready_bytes;   /* used once the context exists, before the load */
+    uint64_t used_after_bytes;   /* used after the load */
+    char mem_source[16];         /* "nvml", "cuMemGetInfo", "allocator", "none" */
+} vf_load_device;
+
+typedef struct vf_load_result {
+    uint64_t tensors;
+    uint64_t bytes;               /* bytes streamed (the files' data sections, or the mapped tensors) */
+    uint64_t tensor_bytes;        /* the model's tensor bytes: the estimate's weights figure */
+    double seconds;
+    double gib_per_s;
+    uint64_t peak_host_rss_bytes; /* getrusage peak of this process */
+    uint64_t staging_bytes;       /* the ring actually allocated (0 when reads land in place) */
+    uint32_t buffers, threads;
+    bool direct;                  /* O_DIRECT was in effect */
+    char device[32];              /* opts.device, or "map" with a device map */
+    uint64_t device_bytes_used;   /* Σ (used after − used ready): what the load took */
+    uint64_t device_context_bytes; /* Σ (used ready − used before): the context's own cost */
+    bool verified;
+    size_t n_devices;
+    vf_load_device devices[VF_LOAD_MAX_DEVICES];
+} vf_load_result;
+
+/**
+ * Plans a load of m (which must outlive the loader): opens the devices,
+ * resolves the device map, checks every file's size. Nothing is read yet.
+ */
+VF_API vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loader **out, vf_error *err);
+/**
+ * Streams every tensor into place. On failure every byte taken by the run is
+ * released (host and device) and the status says why: VF_EIO / VF_EFORMAT for
+ * reads, VF_EDEVMEM / VF_EDEVICE for the device, VF_EINTR when cancelled.
+ */
+VF_API vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err);
+/**
+ * Where tensor i landed after a successful run: its device ("cuda:0") and
+ * address (a CUdeviceptr, or a host pointer for "host"; 0 for "null").
+ */
+VF_API vf_status vf_loader_tensor_location(const vf_loader *l, size_t i, const char **device, uint64_t *addr);
+VF_API void vf_loader_free(vf_loader *l);
+
+/** The 64-bit checksum --verify compares (docs/loader.md); seed 0 for a plain hash. */
+VF_API uint64_t vf_hash64(const void *data, size_t n, uint64_t seed);
 
 
 #ifdef __cplusplus

@@ -4,12 +4,12 @@ GEN_SRCS += $(BUILD)/gen/embedded.c
 
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -o $@ $<
+	$(call QUIET,CC,$@)$(CC) -O1 -o $@ $<
 
 $(BUILD)/gen/embedded.c: $(BUILD)/tools/embed $(EMBED_FILES) mk/embed.mk
 	@mkdir -p $(dir $@)
-	$(BUILD)/tools/embed $@ data $(EMBED_FILES)
+	$(call QUIET,EMBED,$@)$(BUILD)/tools/embed $@ data $(EMBED_FILES)
 
 $(BUILD)/obj/$(BUILD)/gen/embedded.o: $(BUILD)/gen/embedded.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -c $< -o $@
+	$(call QUIET,CC,$<)$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -c $< -o $@

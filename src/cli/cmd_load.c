@@ -1,14 +1,248 @@
-/* cmd_load.c — placeholder until 'vramfit load' lands. */
+/* cmd_load.c — vramfit load MODEL: stream the weights into device memory
+ * with bounded host memory, and report what it cost. */
 #include "cli.h"
 
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t g_cancel;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    g_cancel = 1;
+}
+
+static void help(void)
+{
+    printf("usage: vramfit load MODEL [--device host|null|cuda:N] [--staging-mb N] [--buffers N]\n"
+           "                          [--threads N] [--direct] [--verify] [--device-map auto|FILE]\n"
+           "                          [--json] [--units gib|gb]\n\n"
+           "Streams every tensor of MODEL (safetensors, sharded, GGUF) into device memory through a\n"
+           "small ring of pinned staging buffers: host memory stays at the ring's size whatever the\n"
+           "model's size. Reports the time, throughput, peak host memory and the device memory used\n"
+           "before and after, beside the estimate's weights figure.\n\n"
+           "  --device D       host (plain memory, default), null (read through the ring and discard:\n"
+           "                   how fast can this storage feed a GPU?), cuda:N (CUDA driver, dlopen'ed)\n"
+           "  --staging-mb N   the whole ring in MiB (default 64)\n"
+           "  --buffers N      ring slots (default max(4, 2 x threads))\n"
+           "  --threads N      reader threads (default: CPUs, at most 8)\n"
+           "  --direct         O_DIRECT reads (bypass the page cache; buffered where refused)\n"
+           "  --verify         read the device copy back and compare checksums with the file's\n"
+           "  --device-map M   auto (fill GPUs in order by free memory, then host) or a JSON file\n"
+           "                   {\"model.embed_tokens\": 0, \"layers:0-15\": \"cuda:0\", \"*\": \"cpu\"}\n"
+           "  --json           one JSON object on stdout\n"
+           "  --units U        gib (default) or gb\n\n"
+           "Exit status: 0 loaded, 2 usage, 3 bad model, 4 I/O error or interrupted, 5 device error.\n");
+}
+
+typedef struct {
+    bool tty;
+    bool drawn;
+} bar_state;
+
+/* One line, redrawn in place: bytes, rate, ETA. */
+static void on_progress(const vf_load_progress *p, void *user)
+{
+    bar_state *b = user;
+    if (!b->tty || p->total_bytes == 0)
+        return;
+    double f = (double)p->done_bytes / (double)p->total_bytes;
+    double rate = p->seconds > 0 ? (double)p->done_bytes / p->seconds : 0;
+    double eta = rate > 0 ? (double)(p->total_bytes - p->done_bytes) / rate : 0;
+    char bar[31];
+    int fill = (int)(f * 30);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    char d[32], t[32];
+    fprintf(stderr, "\r[%s] %5.1f%% %s / %s  %.2f GiB/s  ETA %.0f s ", bar, f * 100,
+            vf_fmt_bytes(p->done_bytes, VF_UNITS_GIB, d, sizeof d), vf_fmt_bytes(p->total_bytes, VF_UNITS_GIB, t, sizeof t),
+            rate / (1u << 30), eta);
+    b->drawn = true;
+}
+
+static json_t *device_json(const vf_load_device *d)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "device", json_string(d->device));
+    if (d->name[0])
+        json_object_set_new(o, "name", json_string(d->name));
+    json_object_set_new(o, "tensors", json_integer((json_int_t)d->tensors));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)d->bytes));
+    json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)d->allocated_bytes));
+    json_object_set_new(o, "used_before_bytes", json_integer((json_int_t)d->used_before_bytes));
+    json_object_set_new(o, "used_ready_bytes", json_integer((json_int_t)d->used_ready_bytes));
+    json_object_set_new(o, "used_after_bytes", json_integer((json_int_t)d->used_after_bytes));
+    json_object_set_new(o, "mem_source", json_string(d->mem_source));
+    return o;
+}
+
+static int print_json(const char *model, const vf_load_result *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "model", json_string(model));
+    json_object_set_new(o, "tensors", json_integer((json_int_t)r->tensors));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+    json_object_set_new(o, "seconds", json_real(r->seconds));
+    json_object_set_new(o, "gib_per_s", json_real(r->gib_per_s));
+    json_object_set_new(o, "peak_host_rss_bytes", json_integer((json_int_t)r->peak_host_rss_bytes));
+    json_object_set_new(o, "staging_bytes", json_integer((json_int_t)r->staging_bytes));
+    json_object_set_new(o, "buffers", json_integer(r->buffers));
+    json_object_set_new(o, "threads", json_integer(r->threads));
+    json_object_set_new(o, "direct", json_boolean(r->direct));
+    json_object_set_new(o, "device", json_string(r->device));
+    json_object_set_new(o, "device_bytes_used", json_integer((json_int_t)r->device_bytes_used));
+    json_object_set_new(o, "device_context_bytes", json_integer((json_int_t)r->device_context_bytes));
+    /* The estimate's weights component is the model's tensor bytes, as stored. */
+    json_object_set_new(o, "weights_bytes", json_integer((json_int_t)r->tensor_bytes));
+    json_object_set_new(o, "verified", json_boolean(r->verified));
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->n_devices; i++)
+        json_array_append_new(a, device_json(&r->devices[i]));
+    json_object_set_new(o, "devices", a);
+    return vf_print_json(o);
+}
+
+static void print_human(const char *model, const vf_load_result *r, vf_units u)
+{
+    char a[64], b[64], c[64], d[64];
+    printf("model     %s\n", model);
+    printf("loaded    %llu tensors, %s (%s bytes) in %.3f s: %.2f GiB/s\n", (unsigned long long)r->tensors,
+           vf_fmt_bytes(r->bytes, u, a, sizeof a), vf_fmt_count(r->bytes, b, sizeof b), r->seconds, r->gib_per_s);
+    printf("weights   %s (the estimate's weights figure: the model's tensor bytes)\n",
+           vf_fmt_bytes(r->tensor_bytes, u, a, sizeof a));
+    for (size_t i = 0; i < r->n_devices; i++) {
+        const vf_load_device *x = &r->devices[i];
+        printf("device    %s%s%s%s: %llu tensors, %s allocated", x->device, x->name[0] ? " (" : "", x->name,
+               x->name[0] ? ")" : "", (unsigned long long)x->tensors, vf_fmt_bytes(x->allocated_bytes, u, a, sizeof a));
+        if (strcmp(x->mem_source, "nvml") == 0 || strcmp(x->mem_source, "cuMemGetInfo") == 0)
+            printf("; used %s before, %s with the context, %s after (%s)", vf_fmt_bytes(x->used_before_bytes, u, b, sizeof b),
+                   vf_fmt_bytes(x->used_ready_bytes, u, c, sizeof c), vf_fmt_bytes(x->used_after_bytes, u, d, sizeof d),
+                   x->mem_source);
+        printf("\n");
+    }
+    printf("used      %s by the load", vf_fmt_bytes(r->device_bytes_used, u, a, sizeof a));
+    if (r->device_context_bytes)
+        printf(", %s by the CUDA context", vf_fmt_bytes(r->device_context_bytes, u, b, sizeof b));
+    printf("\n");
+    printf("host      peak RSS %s; staging %s", vf_fmt_bytes(r->peak_host_rss_bytes, u, a, sizeof a),
+           vf_fmt_bytes(r->staging_bytes, u, b, sizeof b));
+    if (r->buffers)
+        printf(" (%u buffers)", r->buffers);
+    else
+        printf(" (reads land in place)");
+    printf(", %u reader thread%s%s\n", r->threads, r->threads == 1 ? "" : "s", r->direct ? ", O_DIRECT" : "");
+    printf("verified  %s\n", r->verified ? "yes" : "no (use --verify)");
+}
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    uint64_t v;
+    if (!vf_parse_u64(s, &v) || v < lo || v > hi)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
 
 int cmd_load(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: vramfit load ... (not built yet)\n");
-        return VF_EXIT_OK;
+    static const struct option longopts[] = {
+        {"device", required_argument, NULL, 'd'},
+        {"staging-mb", required_argument, NULL, 's'},
+        {"buffers", required_argument, NULL, 'b'},
+        {"threads", required_argument, NULL, 't'},
+        {"direct", no_argument, NULL, 'D'},
+        {"verify", no_argument, NULL, 'v'},
+        {"device-map", required_argument, NULL, 'm'},
+        {"json", no_argument, NULL, 'j'},
+        {"units", required_argument, NULL, 'u'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    vf_load_opts o;
+    vf_load_opts_init(&o);
+    bool json = false;
+    vf_units units = VF_UNITS_GIB;
+    uint32_t mb = 0;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (strlen(optarg) >= sizeof o.device)
+                return vf_usage_error("load", "--device '%s': host, null or cuda:N", optarg);
+            snprintf(o.device, sizeof o.device, "%s", optarg);
+            break;
+        case 's':
+            if (!parse_u32(optarg, 1, 1u << 20, &mb))
+                return vf_usage_error("load", "--staging-mb '%s': a whole number of MiB, 1 or more", optarg);
+            o.staging_bytes = (uint64_t)mb << 20;
+            break;
+        case 'b':
+            if (!parse_u32(optarg, 2, 1024, &o.buffers))
+                return vf_usage_error("load", "--buffers '%s': 2 to 1024", optarg);
+            break;
+        case 't':
+            if (!parse_u32(optarg, 1, 64, &o.threads))
+                return vf_usage_error("load", "--threads '%s': 1 to 64", optarg);
+            break;
+        case 'D': o.direct = true; break;
+        case 'v': o.verify = true; break;
+        case 'm': o.device_map = optarg; break;
+        case 'j': json = true; break;
+        case 'u':
+            if (!vf_parse_units(optarg, &units))
+                return vf_usage_error("load", "--units '%s': gib or gb", optarg);
+            break;
+        case 'h': help(); return VF_EXIT_OK;
+        default:
+            return vf_usage_error("load", "unknown option '%s'", argv[optind - 1]);
+        }
     }
-    fprintf(stderr, "vramfit: load: not built yet\n");
-    return VF_EXIT_USAGE;
+    if (optind != argc - 1)
+        return vf_usage_error("load", optind >= argc ? "a MODEL is required" : "one MODEL only");
+    const char *src = argv[optind];
+    if (strcmp(o.device, "host") && strcmp(o.device, "cpu") && strcmp(o.device, "null") && strncmp(o.device, "cuda", 4))
+        return vf_usage_error("load", "--device '%s': host, null or cuda:N", o.device);
+
+    vf_model *m = NULL;
+    int rc = vf_cli_open_model(src, &m);
+    if (rc)
+        return rc;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    bar_state bar = {isatty(2) != 0, false};
+    o.progress = on_progress;
+    o.progress_user = &bar;
+    o.cancel = &g_cancel;
+
+    vf_error e = {0};
+    vf_loader *l = NULL;
+    vf_load_result r;
+    vf_status st = vf_loader_open(m, &o, &l, &e);
+    if (st == VF_OK)
+        st = vf_loader_run(l, &r, &e);
+    if (bar.drawn)
+        fprintf(stderr, "\r%*s\r", 90, "");
+    if (st != VF_OK) {
+        rc = vf_report_error(&e);
+    } else {
+        const char *name = vf_model_hparams(m)->name[0] ? vf_model_hparams(m)->name : vf_model_source(m);
+        if (json)
+            rc = print_json(name, &r);
+        else
+            print_human(name, &r, units);
+    }
+    vf_loader_free(l);
+    vf_model_free(m);
+    return rc;
 }

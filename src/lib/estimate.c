@@ -15,7 +15,7 @@ void vf_estimate_opts_init(vf_estimate_opts *o)
     o->train.precision = VF_PREC_BF16_MIXED;
 }
 
-static void note(char (*arr)[VF_NOTE_LEN], size_t *n, const char *fmt, va_list ap)
+static VF_PRINTF(3, 0) void note(char (*arr)[VF_NOTE_LEN], size_t *n, const char *fmt, va_list ap)
 {
     if (*n >= VF_MAX_NOTES)
         return;

@@ -207,8 +207,8 @@ static bool has(const char *s, const char *sub) { return strstr(s, sub) != NULL;
 vf_role vf__tensor_role_from_name(const char *n)
 {
     /* buffers that checkpoints store but that are not parameters */
-    if (vf__ends_with(n, "rotary_emb.inv_freq") || vf__ends_with(n, "attn.masked_bias") ||
-        vf__ends_with(n, "attn.bias") || vf__ends_with(n, "position_ids") || vf__ends_with(n, "rope_freqs.weight"))
+    if (vf__ends_with(n, "rotary_emb.inv_freq") || vf__ends_with(n, ".attn.masked_bias") ||
+        vf__ends_with(n, ".attn.bias") /* not c_attn.bias */ || vf__ends_with(n, "position_ids") || vf__ends_with(n, "rope_freqs.weight"))
         return VF_ROLE_BUFFER;
     /* quantization side data: scales, zeros, indices, absmax */
     if (vf__ends_with(n, ".scales") || vf__ends_with(n, ".qzeros") || vf__ends_with(n, ".g_idx") ||
@@ -381,6 +381,15 @@ static vf_status read_config_file(vf_model *m, const char *path, vf_error *err)
     char *text = NULL;
     size_t len = 0;
     vf_status st = vf__read_small_file(path, VF_MAX_CONFIG_BYTES, &text, &len, err);
+    if (st == VF_OK) {
+        /* refuse malformed json here, the same way for every config reader */
+        json_t *j = vf__json_parse(text, len, path, err);
+        if (!j)
+            st = VF_EFORMAT;
+        else if (!json_is_object(j))
+            st = vf__err(err, VF_EFORMAT, path, "config is not a json object");
+        json_decref(j);
+    }
     if (st == VF_OK)
         st = vf__hfconfig_read_text(m, text, len, path, err);
     free(text);
@@ -494,8 +503,15 @@ vf_status vf_model_open(const char *source, vf_model **out, vf_error *err)
         size_t len = 0;
         const char *canonical = NULL;
         const char *text = vf__catalog_config_text(source, &len, &canonical);
-        if (!text)
-            return vf__err(err, VF_ENOENT, source, "no such file, directory or catalog model");
+        if (!text) {
+            const char *near[3];
+            size_t nn = vf_catalog_suggest(source, near, 3);
+            if (nn == 0)
+                return vf__err(err, VF_ENOENT, source, "no such file, directory or catalog model");
+            return vf__err(err, VF_ENOENT, source, "no such file, directory or catalog model; did you mean: %s%s%s%s%s",
+                           near[0], nn > 1 ? ", " : "", nn > 1 ? near[1] : "", nn > 2 ? ", " : "",
+                           nn > 2 ? near[2] : "");
+        }
         m = vf__model_new(VF_FORMAT_CONFIG, canonical ? canonical : source);
         st = m ? vf__hfconfig_read_text(m, text, len, canonical ? canonical : source, err)
                : vf__err(err, VF_ENOMEM, source, "out of memory");

@@ -46,5 +46,9 @@ vf_status vf__err(vf_error *err, vf_status st, const char *path, const char *fmt
     va_start(ap, fmt);
     vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
     va_end(ap);
+    /* names quoted from a file may hold control characters: keep the one line */
+    for (char *c = err->msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     return st;
 }

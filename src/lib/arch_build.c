@@ -1,0 +1,330 @@
+/* arch_build.c — the tensor-list builder the architecture families share:
+ * plain parameters, and linear layers stored the way a checkpoint with the
+ * given quantization_config stores them (packed words, scales, zero points).
+ *
+ * Layouts (PyTorch order, out x in for nn.Linear(in, out)):
+ *   bitsandbytes 4-bit (Params4bit as serialised by bnb QuantState.as_dict(packed=True)):
+ *     weight U8 [ceil(out*in/2), 1]; weight.absmax F32 [ceil(n/64)] (U8 with double
+ *     quant, + weight.nested_absmax F32 [ceil(blocks/256)], weight.nested_quant_map
+ *     F32 [256]); weight.quant_map F32 [16]; weight.quant_state.bitsandbytes__<type>
+ *     U8 [length of the json it packs].
+ *   bitsandbytes 8-bit (Linear8bitLt._save_to_state_dict): weight I8 [out, in],
+ *     SCB F32 [out], weight_format U8 [] (kept for backward compatibility).
+ *   GPTQ (auto-gptq / gptqmodel QuantLinear): qweight I32 [in*bits/32, out],
+ *     qzeros I32 [groups, out*bits/32], scales F16 [groups, out], g_idx I32 [in].
+ *   AWQ GEMM: qweight I32 [in, out*bits/32], qzeros I32 [groups, out*bits/32],
+ *     scales F16 [groups, out].
+ *   fp8 (transformers FineGrainedFP8, DeepSeek-V3): weight F8_E4M3 [out, in],
+ *     weight_scale_inv F32 [ceil(out/b0), ceil(in/b1)].
+ *   compressed-tensors: pack-quantized weight_packed I32 [out, in*bits/32],
+ *     weight_scale [out, groups], weight_zero_point I32 [ceil(out*bits/32), groups]
+ *     when asymmetric, weight_shape I64 [2]; float-/int-quantized weight F8_E4M3/I8
+ *     [out, in] + weight_scale [out, 1] (channel) or [1] (tensor); nvfp4 weight_packed
+ *     U8 [out, in/2] + weight_scale F8_E4M3 [out, in/16] + weight_global_scale F32 [1].
+ * Packed weights carry VF_TENSOR_PACKED and n_params = out*in (the logical
+ * weights); scales and zero points carry n_params = 0. */
+#include "arch.h"
+
+#include <fnmatch.h>
+#include <regex.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NAME_MAX_LEN 320
+
+void vf__ab_fail(vf__ab *b, vf_status st, const char *fmt, ...)
+{
+    if (b->st != VF_OK)
+        return;
+    char msg[VF_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    b->st = vf__err(b->err, st, b->path, "%s", msg);
+}
+
+void vf__ab_raw(vf__ab *b, vf_dtype dt, uint32_t flags, uint64_t n_params, uint32_t nd, const uint64_t *shape,
+                const char *name)
+{
+    if (b->st != VF_OK)
+        return;
+    vf_tensor t;
+    memset(&t, 0, sizeof t);
+    t.name = name;
+    t.dtype = dt;
+    t.n_dims = nd;
+    t.file = VF_NO_FILE;
+    t.layer = -1;
+    t.n_elements = 1;
+    for (uint32_t i = 0; i < nd; i++) {
+        t.shape[i] = shape[i];
+        if (vf__mul_overflow(t.n_elements, shape[i], &t.n_elements)) {
+            vf__ab_fail(b, VF_ERANGE, "tensor '%s': element count overflows", name);
+            return;
+        }
+    }
+    if (t.n_elements == 0) {
+        vf__ab_fail(b, VF_ERANGE, "tensor '%s' would be empty: a size in the config is 0", name);
+        return;
+    }
+    vf_status st = vf_dtype_bytes(dt, t.n_elements, &t.n_bytes);
+    if (st != VF_OK) {
+        vf__ab_fail(b, VF_ERANGE, "tensor '%s': byte size out of range", name);
+        return;
+    }
+    t.flags = flags;
+    vf_tensor *d = vf__model_add_tensor(b->m, &t);
+    if (!d) {
+        vf__ab_fail(b, VF_ENOMEM, "out of memory or too many tensors");
+        return;
+    }
+    /* packed words and quantization side data: the caller states the weights */
+    if ((flags & VF_TENSOR_PACKED) || n_params != UINT64_MAX)
+        d->n_params = n_params == UINT64_MAX ? 0 : n_params;
+}
+
+/* Scales, zero points and other side data: stored, no weights of their own. */
+static void aux(vf__ab *b, vf_dtype dt, uint32_t nd, const uint64_t *shape, const char *name)
+{
+    vf__ab_raw(b, dt, 0, 0, nd, shape, name);
+}
+
+static void vparam(vf__ab *b, uint32_t nd, const uint64_t *shape, const char *fmt, va_list ap)
+{
+    char name[NAME_MAX_LEN];
+    vsnprintf(name, sizeof name, fmt, ap);
+    vf__ab_raw(b, b->dt, 0, UINT64_MAX, nd, shape, name);
+}
+
+void vf__ab_param(vf__ab *b, uint64_t d0, uint64_t d1, const char *fmt, ...)
+{
+    uint64_t s[2] = {d0, d1};
+    va_list ap;
+    va_start(ap, fmt);
+    vparam(b, d1 ? 2 : 1, s, fmt, ap);
+    va_end(ap);
+}
+
+void vf__ab_param3(vf__ab *b, uint64_t d0, uint64_t d1, uint64_t d2, const char *fmt, ...)
+{
+    uint64_t s[3] = {d0, d1, d2};
+    va_list ap;
+    va_start(ap, fmt);
+    vparam(b, 3, s, fmt, ap);
+    va_end(ap);
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t d) { return d ? a / d + (a % d != 0) : a; }
+
+/* One pattern of modules_to_not_convert / ignore: "re:REGEX" (anchored at the
+ * start, as compressed-tensors' re.match), a glob with '*', or a substring
+ * of the module name (transformers' bitsandbytes / fp8 replacement rule). */
+static bool pattern_matches(const char *pat, const char *module)
+{
+    if (strncmp(pat, "re:", 3) == 0) {
+        const char *re = pat + 3;
+        size_t n = strlen(re);
+        if (n == 0 || n > 512)
+            return false;
+        char anchored[600];
+        snprintf(anchored, sizeof anchored, "^(%s)", re);
+        regex_t rx;
+        if (regcomp(&rx, anchored, REG_EXTENDED | REG_NOSUB) != 0)
+            return false;
+        bool hit = regexec(&rx, module, 0, NULL, 0) == 0;
+        regfree(&rx);
+        return hit;
+    }
+    if (strchr(pat, '*') || strchr(pat, '?') || strchr(pat, '[')) {
+        if (fnmatch(pat, module, 0) == 0)
+            return true;
+        char sub[600];
+        if ((size_t)snprintf(sub, sizeof sub, "%s.*", pat) >= sizeof sub)
+            return false;
+        return fnmatch(sub, module, 0) == 0;
+    }
+    return pat[0] && strstr(module, pat) != NULL;
+}
+
+static bool list_matches(const json_t *list, const char *module)
+{
+    if (json_is_string(list))
+        return pattern_matches(json_string_value(list), module);
+    if (!json_is_array(list))
+        return false;
+    size_t n = json_array_size(list);
+    for (size_t i = 0; i < n && i < 1024; i++) {
+        const json_t *v = json_array_get(list, i);
+        if (json_is_string(v) && pattern_matches(json_string_value(v), module))
+            return true;
+    }
+    return false;
+}
+
+bool vf__ab_keep_precision(const vf__ab *b, const char *module)
+{
+    if (b->q.kind == VF_Q_NONE)
+        return true;
+    /* the output head stays in high precision in every method's default */
+    if (strstr(module, "lm_head") || strstr(module, "embed_out") || strstr(module, "shared_head.head"))
+        return true;
+    return list_matches(b->q.skip, module) || list_matches(b->q.skip2, module);
+}
+
+/* bitsandbytes packs the non-tensor part of the quant state as json text:
+ * json.dumps({"quant_type", "blocksize", "dtype", "shape"[, "nested_blocksize",
+ * "nested_dtype", "nested_offset"]}).encode(). nested_offset is a float whose
+ * repr length varies with the data; 20 characters is typical (documented). */
+static uint64_t bnb_state_len(const vf__ab *b, uint64_t out, uint64_t in)
+{
+    const char *dt = b->dt == VF_DTYPE_F16 ? "float16" : b->dt == VF_DTYPE_F32 ? "float32" : "bfloat16";
+    char buf[512];
+    int n = snprintf(buf, sizeof buf,
+                     "{\"quant_type\": \"%s\", \"blocksize\": 64, \"dtype\": \"%s\", \"shape\": [%llu, %llu]%s}",
+                     b->q.bnb_type, dt, (unsigned long long)out, (unsigned long long)in,
+                     b->q.bnb_double
+                         ? ", \"nested_blocksize\": 256, \"nested_dtype\": \"float32\", \"nested_offset\": "
+                           "0.012345678901234567"
+                         : "");
+    return n > 0 ? (uint64_t)n : 1;
+}
+
+static void linear_quant(vf__ab *b, const char *pre, uint64_t out, uint64_t in)
+{
+    char name[NAME_MAX_LEN];
+    uint64_t w;
+    if (vf__mul_overflow(out, in, &w)) {
+        vf__ab_fail(b, VF_ERANGE, "%s: weight size overflows", pre);
+        return;
+    }
+    const vf__quant *q = &b->q;
+    switch (q->kind) {
+    case VF_Q_BNB4: {
+        uint64_t blocks = ceil_div(w, 64);
+        snprintf(name, sizeof name, "%s.weight", pre);
+        vf__ab_raw(b, VF_DTYPE_U8, VF_TENSOR_PACKED, w, 2, (uint64_t[]){ceil_div(w, 2), 1}, name);
+        snprintf(name, sizeof name, "%s.weight.absmax", pre);
+        aux(b, q->bnb_double ? VF_DTYPE_U8 : VF_DTYPE_F32, 1, &blocks, name);
+        snprintf(name, sizeof name, "%s.weight.quant_map", pre);
+        aux(b, VF_DTYPE_F32, 1, (uint64_t[]){16}, name);
+        if (q->bnb_double) {
+            snprintf(name, sizeof name, "%s.weight.nested_absmax", pre);
+            aux(b, VF_DTYPE_F32, 1, (uint64_t[]){ceil_div(blocks, 256)}, name);
+            snprintf(name, sizeof name, "%s.weight.nested_quant_map", pre);
+            aux(b, VF_DTYPE_F32, 1, (uint64_t[]){256}, name);
+        }
+        snprintf(name, sizeof name, "%s.weight.quant_state.bitsandbytes__%s", pre, q->bnb_type);
+        aux(b, VF_DTYPE_U8, 1, (uint64_t[]){bnb_state_len(b, out, in)}, name);
+        break;
+    }
+    case VF_Q_BNB8:
+        snprintf(name, sizeof name, "%s.weight", pre);
+        vf__ab_raw(b, VF_DTYPE_I8, 0, w, 2, (uint64_t[]){out, in}, name);
+        snprintf(name, sizeof name, "%s.SCB", pre);
+        aux(b, VF_DTYPE_F32, 1, &out, name);
+        snprintf(name, sizeof name, "%s.weight_format", pre);
+        aux(b, VF_DTYPE_U8, 0, (uint64_t[]){1}, name);
+        break;
+    case VF_Q_GPTQ:
+    case VF_Q_AWQ: {
+        uint64_t g = q->group ? ceil_div(in, q->group) : 1, pack = 32 / q->bits;
+        if (q->kind == VF_Q_GPTQ) {
+            snprintf(name, sizeof name, "%s.qweight", pre);
+            vf__ab_raw(b, VF_DTYPE_I32, VF_TENSOR_PACKED, w, 2, (uint64_t[]){ceil_div(in * q->bits, 32), out}, name);
+        } else {
+            snprintf(name, sizeof name, "%s.qweight", pre);
+            vf__ab_raw(b, VF_DTYPE_I32, VF_TENSOR_PACKED, w, 2, (uint64_t[]){in, ceil_div(out, pack)}, name);
+        }
+        snprintf(name, sizeof name, "%s.qzeros", pre);
+        aux(b, VF_DTYPE_I32, 2, (uint64_t[]){g, ceil_div(out * q->bits, 32)}, name);
+        snprintf(name, sizeof name, "%s.scales", pre);
+        aux(b, VF_DTYPE_F16, 2, (uint64_t[]){g, out}, name);
+        if (q->kind == VF_Q_GPTQ) {
+            snprintf(name, sizeof name, "%s.g_idx", pre);
+            aux(b, VF_DTYPE_I32, 1, &in, name);
+        }
+        break;
+    }
+    case VF_Q_FP8:
+        snprintf(name, sizeof name, "%s.weight", pre);
+        vf__ab_raw(b, VF_DTYPE_F8_E4M3, 0, w, 2, (uint64_t[]){out, in}, name);
+        if (q->block[0] && q->block[1]) {
+            snprintf(name, sizeof name, "%s.weight_scale_inv", pre);
+            aux(b, VF_DTYPE_F32, 2, (uint64_t[]){ceil_div(out, q->block[0]), ceil_div(in, q->block[1])}, name);
+        } else {
+            snprintf(name, sizeof name, "%s.weight_scale", pre);
+            aux(b, VF_DTYPE_F32, 0, (uint64_t[]){1}, name);
+        }
+        if (q->static_input) {
+            snprintf(name, sizeof name, "%s.input_scale", pre);
+            aux(b, VF_DTYPE_F32, 0, (uint64_t[]){1}, name);
+        }
+        break;
+    case VF_Q_CT: {
+        uint64_t g = q->group ? ceil_div(in, q->group) : 1;
+        if (q->ct_format == VF_CT_PACK) {
+            snprintf(name, sizeof name, "%s.weight_packed", pre);
+            vf__ab_raw(b, VF_DTYPE_I32, VF_TENSOR_PACKED, w, 2, (uint64_t[]){out, ceil_div(in * q->bits, 32)}, name);
+            snprintf(name, sizeof name, "%s.weight_scale", pre);
+            aux(b, b->dt, 2, (uint64_t[]){out, g}, name);
+            if (!q->sym) {
+                snprintf(name, sizeof name, "%s.weight_zero_point", pre);
+                aux(b, VF_DTYPE_I32, 2, (uint64_t[]){ceil_div(out * q->bits, 32), g}, name);
+            }
+            snprintf(name, sizeof name, "%s.weight_shape", pre);
+            aux(b, VF_DTYPE_I64, 1, (uint64_t[]){2}, name);
+        } else if (q->ct_format == VF_CT_NVFP4) {
+            snprintf(name, sizeof name, "%s.weight_packed", pre);
+            vf__ab_raw(b, VF_DTYPE_U8, VF_TENSOR_PACKED, w, 2, (uint64_t[]){out, ceil_div(in, 2)}, name);
+            snprintf(name, sizeof name, "%s.weight_scale", pre);
+            aux(b, VF_DTYPE_F8_E4M3, 2, (uint64_t[]){out, ceil_div(in, 16)}, name);
+            snprintf(name, sizeof name, "%s.weight_global_scale", pre);
+            aux(b, VF_DTYPE_F32, 1, (uint64_t[]){1}, name);
+            snprintf(name, sizeof name, "%s.input_global_scale", pre);
+            aux(b, VF_DTYPE_F32, 1, (uint64_t[]){1}, name);
+        } else {
+            snprintf(name, sizeof name, "%s.weight", pre);
+            vf__ab_raw(b, q->ct_format == VF_CT_FLOAT ? VF_DTYPE_F8_E4M3 : VF_DTYPE_I8, 0, w, 2,
+                       (uint64_t[]){out, in}, name);
+            snprintf(name, sizeof name, "%s.weight_scale", pre);
+            if (q->per_tensor)
+                aux(b, VF_DTYPE_F32, 1, (uint64_t[]){1}, name);
+            else
+                aux(b, b->dt, 2, (uint64_t[]){out, g}, name);
+            if (!q->sym) {
+                snprintf(name, sizeof name, "%s.weight_zero_point", pre);
+                aux(b, VF_DTYPE_I8, 2, (uint64_t[]){out, g}, name);
+            }
+            if (q->static_input) {
+                snprintf(name, sizeof name, "%s.input_scale", pre);
+                aux(b, VF_DTYPE_F32, 1, (uint64_t[]){1}, name);
+            }
+        }
+        break;
+    }
+    default: /* mxfp4 quantizes only gpt-oss experts (arch_decoder.c) */
+        snprintf(name, sizeof name, "%s.weight", pre);
+        vf__ab_raw(b, b->dt, 0, UINT64_MAX, 2, (uint64_t[]){out, in}, name);
+        break;
+    }
+}
+
+void vf__ab_linear(vf__ab *b, unsigned flags, uint64_t out, uint64_t in, const char *fmt, ...)
+{
+    if (b->st != VF_OK)
+        return;
+    char pre[NAME_MAX_LEN - 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    if ((flags & VF_LIN_NOQUANT) || b->q.kind == VF_Q_MXFP4 || vf__ab_keep_precision(b, pre))
+        vf__ab_param(b, out, in, "%s.weight", pre);
+    else
+        linear_quant(b, pre, out, in);
+    if (flags & VF_LIN_BIAS) {
+        /* GPTQ/AWQ kernels keep the bias in half precision like the scales */
+        vf__ab_param(b, out, 0, "%s.bias", pre);
+    }
+}

@@ -1,0 +1,31 @@
+/* load_internal.h — what the loader's files share (and the tests reach). */
+#ifndef VF_LOAD_INTERNAL_H
+#define VF_LOAD_INTERNAL_H
+
+#include "backend.h"
+
+#include <sys/types.h>
+
+/* Every read of tensor data goes through this; tests swap it to inject short
+ * reads and I/O errors. */
+VF_HIDDEN extern ssize_t (*vf__load_pread)(int fd, void *buf, size_t n, off_t off);
+
+/* Which device every tensor goes to. */
+typedef struct vf__placement {
+    size_t n_devices;
+    char devices[VF_LOAD_MAX_DEVICES][32]; /* "cuda:0", "host", "null" */
+    uint32_t *tensor_dev;                  /* per tensor, index into devices; malloc'd */
+} vf__placement;
+
+/* Tensors in layer order filled into devices while each one's budget lasts;
+ * the last device takes the rest (budget ignored). */
+VF_HIDDEN vf_status vf__device_map_auto(const vf_model *m, size_t n_devices, char names[][32],
+                                        const uint64_t *budget, vf__placement *p, vf_error *err);
+/* A JSON device map file (docs/loader.md). */
+VF_HIDDEN vf_status vf__device_map_file(const vf_model *m, const char *path, vf__placement *p, vf_error *err);
+VF_HIDDEN void vf__placement_free(vf__placement *p);
+
+/* Where tensors start inside a device allocation shared by several tensors. */
+#define VF_LOAD_TENSOR_ALIGN 256u
+
+#endif

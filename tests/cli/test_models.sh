@@ -1,0 +1,44 @@
+# vramfit models: the embedded catalog; catalog names and near-miss suggestions.
+. tests/cli/lib.sh
+
+check_out "models help" 0 "usage: vramfit models" "$VF" models --help
+check_json "models json has at least 60" 0 '.models | length >= 60' "$VF" models --json
+check_json "models json fields" 0 \
+    '[.models[] | has("id") and has("alias") and has("family") and has("params") and has("active_params") and has("context_length")] | all' \
+    "$VF" models --json
+check_json "models ids unique" 0 '[.models[].id] | length == (unique | length)' "$VF" models --json
+check_json "models aliases unique" 0 '[.models[].alias] | length == (unique | length)' "$VF" models --json
+check_json "models alias of Qwen3-8B" 0 \
+    '[.models[] | select(.id == "Qwen/Qwen3-8B")] | length == 1 and .[0].alias == "qwen3-8b" and .[0].family == "qwen3" and .[0].context_length == 40960' \
+    "$VF" models --json
+check_json "models family filter" 0 \
+    '(.models | length > 0) and ([.models[].family] | all(. == "qwen3" or . == "qwen3_moe")) and any(.models[]; .id == "Qwen/Qwen3-30B-A3B")' \
+    "$VF" models --json --family qwen3
+check_out "models table" 0 "^Qwen/Qwen3-8B  *qwen3 " "$VF" models --family QWEN3
+check_err "models unknown family" 2 "no catalog model of family 'nosuch'" "$VF" models --family nosuch
+check_err "models stray argument" 2 "unexpected argument" "$VF" models qwen3-8b
+
+# a near miss: exit 3, one stderr line naming the closest entries
+check_err "suggest llama3-8b" 3 "llama3-8b: no such file, directory or catalog model; did you mean: meta-llama/Meta-Llama-3-8B, " \
+    "$VF" inspect llama3-8b
+check_err "suggest qwen-3-8b" 3 "did you mean: Qwen/Qwen3-8B" "$VF" inspect qwen-3-8b
+check_err "suggest mistral7b" 3 "did you mean: .*mistralai/Mistral-7B-Instruct-v0.3" "$VF" inspect mistral7b
+check_err "nothing close" 3 "zzzzzzzzzz: no such file, directory or catalog model$" "$VF" inspect zzzzzzzzzz
+
+# Counts need the config.json architectures; until they are built every params is null.
+"$VF" models --json >"$TMP/models.json" 2>/dev/null
+if [ "$(jq '[.models[].params] | any(. != null)' "$TMP/models.json")" = "true" ]; then
+    check_json "every catalog model counted" 0 '[.models[] | .params != null and .active_params <= .params] | all' \
+        cat "$TMP/models.json"
+    # independent counts (shared/reference/param-counts.tsv): the models list, and inspect by upper-cased alias
+    grep -v '^#' "$REF/param-counts.tsv" | while IFS="$(printf '\t')" read -r file count _; do
+        case "$count" in '' | -) continue ;; esac
+        id=$(echo "${file%.json}" | sed 's/__/\//')
+        alias=$(echo "${id#*/}" | tr 'A-Z' 'a-z')
+        check_json "models count $id" 0 "[.models[] | select(.id == \"$id\" and .alias == \"$alias\")] | length == 1 and .[0].params == $count" \
+            cat "$TMP/models.json"
+        check_json "inspect count $alias" 0 ".params == $count" "$VF" inspect --json "$(echo "$alias" | tr 'a-z' 'A-Z')"
+    done
+else
+    echo "# skipped: catalog counts (config.json architectures not built)"
+fi
