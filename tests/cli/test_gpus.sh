@@ -27,3 +27,18 @@ check_json "gpus --local --json" 0 '.local | type == "array"' "$VF" gpus --local
 check_err "gpus: unknown option" 2 "unknown option" "$VF" gpus --bogus
 check_err "gpus: stray argument" 2 "unexpected argument" "$VF" gpus H100
 check_err "gpus: bad units" 2 "units" "$VF" gpus --units furlongs
+
+# --local through the loader's fake NVML (tests/fake/fake_nvml.c): devices with
+# total, used and free memory; a driver that fails to start is "none found", exit 0.
+FAKE_NVML=${BUILD:-build}/fake/libnvidia-ml.so.1
+if [ -f "$FAKE_NVML" ]; then
+    export VF_NVML_LIBRARY=$FAKE_NVML
+    check_json "gpus --local: fake devices" 0 \
+        '(.local | length) == 2 and all(.local[]; .total_bytes == 24*1073741824 and .used_bytes == 1024*1048576 and .free_bytes == 23*1073741824)' \
+        env FAKE_NVML_DEVICES=2 FAKE_CUDA_TOTAL_MB=24576 FAKE_NVML_USED_MB=1024 "$VF" gpus --local --json
+    check_out "gpus --local: table" 0 "Fake GPU 1 .*24.00 GiB .*1.00 GiB .*23.00 GiB" \
+        env FAKE_NVML_DEVICES=2 FAKE_CUDA_TOTAL_MB=24576 FAKE_NVML_USED_MB=1024 "$VF" gpus --local
+    check_out "gpus --local: no driver is none found" 0 "No local GPUs found" env FAKE_NVML_FAIL_INIT=1 "$VF" gpus --local
+    check_err "fit --local: no devices" 5 "no gpus found" env FAKE_NVML_FAIL_INIT=1 "$VF" fit x --local
+    unset VF_NVML_LIBRARY
+fi
