@@ -24,19 +24,26 @@ static void help(void)
            "  --kv D         KV cache dtype: fp8, q8_0, q4_0 (llama.cpp \"K,V\")\n"
            "  --runtime R    generic (default), transformers, vllm, llamacpp\n"
            "  --attn A       eager, sdpa, flash\n"
-           "  --util F       vLLM --gpu-memory-utilization (default 0.9)\n"
-           "  --tp N --pp N  tensor / pipeline parallel sizes\n"
-           "  --train        training instead of inference; then:\n"
-           "  --seq-len N --micro-batch N --grad-accum N --zero 0-3 --lora R --qlora nf4|nf4-dq\n"
-           "  --recompute none|selective|full --offload none|optimizer|params|both\n"
-           "  --optimizer adamw|adam|adamw-8bit|sgd|adafactor|lion\n"
+           "  --tp N --pp N --ep N --gpus N   parallel sizes\n"
+           "  vLLM:      --gpu-util F (default 0.9) --max-model-len N --max-num-seqs N\n"
+           "             --max-num-batched-tokens N --enforce-eager\n"
+           "  llama.cpp: --ubatch N --lc-batch N --parallel N --n-gpu-layers N --flash-attn on|off|auto\n"
+           "             --swa-full\n"
+           "  --train        training instead of inference (--context = sequence length, --batch =\n"
+           "                 micro batch per GPU); then --grad-accum N --zero 0-3 --fsdp full|grad-op|no-shard\n"
+           "                 --lora-rank R --lora-targets T --qlora nf4|nf4-dq\n"
+           "                 --grad-checkpoint none|selective|full --offload none|optimizer|params|both\n"
+           "                 --optimizer adamw|adam|adamw-8bit|sgd|adafactor|lion\n"
+           "                 --precision fp32|fp16-mixed|bf16-mixed|bf16\n"
            "  --json         one JSON object on stdout\n"
            "  --units U      gib (default) or gb\n");
 }
 
 enum {
     O_GPU = 256, O_LOCAL, O_CONTEXT, O_BATCH, O_WEIGHTS, O_KV, O_RUNTIME, O_ATTN, O_UTIL, O_TP, O_PP, O_TRAIN,
-    O_SEQ, O_MICRO, O_ACCUM, O_ZERO, O_LORA, O_QLORA, O_RECOMP, O_OFFLOAD, O_OPTIM, O_JSON, O_UNITS, O_EMIT, O_HELP
+    O_SEQ, O_MICRO, O_ACCUM, O_ZERO, O_LORA, O_QLORA, O_RECOMP, O_OFFLOAD, O_OPTIM, O_JSON, O_UNITS, O_EMIT, O_HELP,
+    O_MML, O_MNS, O_MNBT, O_UBATCH, O_PARALLEL, O_NGL, O_FA, O_SWA, O_PREC, O_TARGETS, O_FSDP, O_GPUS, O_EP, O_EAGER,
+    O_LCBATCH
 };
 
 static bool u64_arg(const char *cmd, const char *name, const char *v, uint64_t *out, int *rc)
@@ -87,7 +94,18 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
         {"recompute", required_argument, 0, O_RECOMP}, {"offload", required_argument, 0, O_OFFLOAD},
         {"optimizer", required_argument, 0, O_OPTIM}, {"json", no_argument, 0, O_JSON},
         {"units", required_argument, 0, O_UNITS},     {"emit", required_argument, 0, O_EMIT},
-        {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
+        {"help", no_argument, 0, O_HELP},
+        /* the spellings of 'vramfit estimate' (vramfit.1) */
+        {"gpu-util", required_argument, 0, O_UTIL},   {"max-model-len", required_argument, 0, O_MML},
+        {"max-num-seqs", required_argument, 0, O_MNS}, {"max-num-batched-tokens", required_argument, 0, O_MNBT},
+        {"ubatch", required_argument, 0, O_UBATCH},   {"lc-batch", required_argument, 0, O_LCBATCH},
+        {"parallel", required_argument, 0, O_PARALLEL}, {"n-gpu-layers", required_argument, 0, O_NGL},
+        {"flash-attn", required_argument, 0, O_FA},   {"swa-full", no_argument, 0, O_SWA},
+        {"precision", required_argument, 0, O_PREC},  {"grad-checkpoint", required_argument, 0, O_RECOMP},
+        {"lora-rank", required_argument, 0, O_LORA},  {"lora-targets", required_argument, 0, O_TARGETS},
+        {"fsdp", required_argument, 0, O_FSDP},       {"gpus", required_argument, 0, O_GPUS},
+        {"ep", required_argument, 0, O_EP},           {"enforce-eager", no_argument, 0, O_EAGER},
+        {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     vf_estimate_opts_init(&a->est);
     vf_estimate_opts *o = &a->est;
@@ -226,6 +244,88 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
                 return vf_usage_error(cmd, "--optimizer: unknown optimizer '%s'", v);
             break;
         }
+        case O_MML:
+        case O_MNS:
+        case O_MNBT:
+        case O_UBATCH:
+        case O_LCBATCH: {
+            uint64_t x;
+            if (!u64_arg(cmd, argv[optind - 1], v, &x, &rc))
+                return rc;
+            if (!x)
+                return vf_usage_error(cmd, "%s must be at least 1", argv[optind - 1]);
+            if (c == O_MML)
+                o->infer.max_model_len = x;
+            else if (c == O_MNS)
+                o->infer.max_num_seqs = x;
+            else if (c == O_MNBT)
+                o->infer.max_num_batched_tokens = x;
+            else if (c == O_UBATCH)
+                o->infer.ubatch = x;
+            else
+                o->infer.lc_batch = x;
+            break;
+        }
+        case O_PARALLEL:
+            if (!u32_arg(cmd, "--parallel", v, 1, 65536, &u32, &rc))
+                return rc;
+            o->infer.parallel = u32;
+            break;
+        case O_NGL: {
+            uint64_t x;
+            if (!strcmp(v, "-1") || !strcasecmp(v, "all")) {
+                o->infer.n_gpu_layers = -1;
+                break;
+            }
+            if (!u64_arg(cmd, "--n-gpu-layers", v, &x, &rc))
+                return rc;
+            if (x > 100000)
+                return vf_usage_error(cmd, "--n-gpu-layers: %s is out of range", v);
+            o->infer.n_gpu_layers = (int32_t)x;
+            break;
+        }
+        case O_FA: {
+            static const char *const n[] = {"off", "on", "auto"};
+            if (!pick(v, n, 3, &k))
+                return vf_usage_error(cmd, "--flash-attn: '%s' is not on, off or auto", v);
+            o->infer.flash_attn = k == 2 ? -1 : k;
+            break;
+        }
+        case O_SWA:
+            o->infer.swa_full = true;
+            break;
+        case O_EAGER:
+            o->infer.enforce_eager = true;
+            break;
+        case O_PREC: {
+            static const char *const n[] = {"fp32", "fp16-mixed", "bf16-mixed", "bf16"};
+            if (!pick(v, n, 4, &k))
+                return vf_usage_error(cmd, "--precision: '%s' is not fp32, fp16-mixed, bf16-mixed or bf16", v);
+            o->train.precision = (vf_precision)k;
+            break;
+        }
+        case O_TARGETS:
+            if (strlen(v) >= sizeof o->train.lora_targets)
+                return vf_usage_error(cmd, "--lora-targets: too long");
+            snprintf(o->train.lora_targets, sizeof o->train.lora_targets, "%s", v);
+            break;
+        case O_FSDP: {
+            static const char *const n[] = {"none", "full", "grad-op", "no-shard"};
+            if (!pick(v, n, 4, &k))
+                return vf_usage_error(cmd, "--fsdp: '%s' is not none, full, grad-op or no-shard", v);
+            o->train.fsdp = k;
+            break;
+        }
+        case O_GPUS:
+            if (!u32_arg(cmd, "--gpus", v, 1, 65536, &u32, &rc))
+                return rc;
+            o->gpus = u32;
+            break;
+        case O_EP:
+            if (!u32_arg(cmd, "--ep", v, 1, 4096, &u32, &rc))
+                return rc;
+            o->ep = u32;
+            break;
         case O_JSON:
             a->json = true;
             break;
@@ -258,8 +358,12 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
         o->infer.context = context;
         o->infer.batch = batch;
         if (o->runtime == VF_RUNTIME_VLLM) {
-            o->infer.max_model_len = context;
-            o->infer.max_num_seqs = batch;
+            if (!o->infer.max_model_len)
+                o->infer.max_model_len = context;
+            else if (!context)
+                o->infer.context = o->infer.max_model_len;
+            if (!o->infer.max_num_seqs)
+                o->infer.max_num_seqs = batch;
         }
     }
     return rc;

@@ -160,7 +160,7 @@ static void advise_training(advisor *a)
     if (t->recompute != VF_RECOMPUTE_FULL) {
         o = *b;
         o.train.recompute = VF_RECOMPUTE_FULL;
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--recompute full (gradient checkpointing)",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--grad-checkpoint full",
             "activations recomputed in the backward pass: about one more forward pass of compute");
     }
     if (f->max_batch >= 1 && f->max_batch < f->est.batch) {
@@ -170,7 +170,7 @@ static void advise_training(advisor *a)
         vf__set_batch(&o, f->max_batch);
         o.train.grad_accum = keep > UINT32_MAX ? UINT32_MAX : (uint32_t)keep;
         char ch[128];
-        snprintf(ch, sizeof ch, "--micro-batch %llu --grad-accum %llu", (unsigned long long)f->max_batch,
+        snprintf(ch, sizeof ch, "--batch %llu --grad-accum %llu", (unsigned long long)f->max_batch,
                  (unsigned long long)keep);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, ch, "same global batch in more, smaller steps: slower");
     }
@@ -184,7 +184,7 @@ static void advise_training(advisor *a)
         o = *b;
         vf__set_context(&o, f->max_context);
         char ch[128];
-        snprintf(ch, sizeof ch, "--seq-len %llu", (unsigned long long)f->max_context);
+        snprintf(ch, sizeof ch, "--context %llu", (unsigned long long)f->max_context);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, ch, "shorter training sequences");
     }
     if (a->n > 1 && t->zero < 3 && t->fsdp != 1) {
@@ -197,14 +197,14 @@ static void advise_training(advisor *a)
     if (!t->lora_rank) {
         o = *b;
         o.train.lora_rank = 16;
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--lora 16",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--lora-rank 16",
             "LoRA adapters of rank 16 trained, base weights frozen: a different method, often close in quality");
     }
     if (!t->qlora[0]) {
         o = *b;
         o.train.lora_rank = t->lora_rank ? t->lora_rank : 16;
         snprintf(o.train.qlora, sizeof o.train.qlora, "nf4-dq");
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--qlora nf4-dq --lora 16",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--qlora nf4-dq --lora-rank 16",
             "QLoRA: 4-bit frozen base weights, LoRA adapters: a quality cost and slower steps");
     }
     if (t->offload == VF_OFFLOAD_NONE) {

@@ -381,10 +381,10 @@ static void test_advice_training(void **state)
     assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
     assert_false(f->fits);
     check_suggestions(m, f);
-    const vf_suggestion *lora = find_sugg(f, "--lora 16");
+    const vf_suggestion *lora = find_sugg(f, "--lora-rank 16");
     assert_non_null(lora);
     assert_true(lora->fits);
-    assert_non_null(find_sugg(f, "--recompute full"));
+    assert_non_null(find_sugg(f, "--grad-checkpoint full"));
     assert_non_null(find_sugg(f, "--offload optimizer"));
     free(f);
     vf_model_free(m);
