@@ -606,7 +606,7 @@ typedef struct vf_speed {
     double decode_tps_per_seq;      /* ≤ bandwidth ÷ bytes read per token for one sequence */
     double decode_tps_batch;        /* ≤ the same for the whole batch (tokens/s summed) */
     uint64_t bytes_per_token;       /* weights read + KV read per step of one sequence, per GPU */
-    double prefill_seconds;         /* ≥ 2 × active params × tokens ÷ peak FLOP/s */
+    double prefill_seconds;         /* one sequence's context: ≥ 2 × active params × tokens ÷ peak FLOP/s */
     double train_step_seconds;      /* ≥ 6 (4 with LoRA) × params × tokens ÷ peak FLOP/s */
     double peak_tflops;             /* the peak used (per GPU) */
     const char *peak_dtype;         /* "bf16", "fp16", "fp8" */

@@ -457,9 +457,8 @@ static void print_speed(const vf_speed *s, const vf_fit *f, const vf_estimate_op
                s->decode_tps_per_seq, s->decode_tps_batch, (unsigned long long)(f->est.batch ? f->est.batch : 1));
         printf("             (%.0f GB/s per GPU / %.2f GB read per token per GPU at %llu tokens of context)\n", bw,
                (double)s->bytes_per_token / 1e9, (unsigned long long)f->est.context);
-        printf("  prefill  >= %.3f s for %llu x %llu tokens (2 x active params x tokens / %.0f TFLOPS %s)\n",
-               s->prefill_seconds, (unsigned long long)(f->est.batch ? f->est.batch : 1),
-               (unsigned long long)f->est.context, s->peak_tflops, s->peak_dtype);
+        printf("  prefill  >= %.3f s for one sequence of %llu tokens (2 x active params x tokens / %.0f TFLOPS %s)\n",
+               s->prefill_seconds, (unsigned long long)f->est.context, s->peak_tflops, s->peak_dtype);
     } else {
         printf("  step     >= %.3f s per optimizer step per GPU (%s x params x tokens / %.0f TFLOPS %s)\n",
                s->train_step_seconds, o->train.lora_rank ? "4" : "6", s->peak_tflops, s->peak_dtype);

@@ -49,8 +49,17 @@ void vf__set_batch(vf_estimate_opts *o, uint64_t b)
         o->infer.batch = b;
         if (o->runtime == VF_RUNTIME_VLLM)
             o->infer.max_num_seqs = b;
-        if (o->runtime == VF_RUNTIME_LLAMACPP)
+        if (o->runtime == VF_RUNTIME_LLAMACPP) {
+            /* llama.cpp's context (-c) is shared by its -np slots: keep each
+             * slot's share when the slots change */
+            uint64_t slots = o->infer.parallel ? o->infer.parallel : 1;
+            uint64_t per_seq = (o->infer.context ? o->infer.context : 4096) / slots;
+            if (!per_seq)
+                per_seq = 1;
+            uint64_t total;
             o->infer.parallel = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+            o->infer.context = vf__mul_overflow(per_seq, b, &total) ? UINT64_MAX : total;
+        }
     }
 }
 

@@ -146,14 +146,14 @@ static void emit_llamacpp(sbuf *b, const vf_model *m, const char *ref, const vf_
     const vf_hparams *hp = vf_model_hparams(m);
     const vf_infer_opts *in = &o->infer;
     uint32_t np = in->parallel ? in->parallel : 1;
-    uint64_t ctx = e->context ? e->context : in->context;
+    /* -c is llama.cpp's n_ctx, shared by the -np slots (as the knob is) */
+    uint64_t ctx = in->context ? in->context : e->context;
     int32_t ngl = in->n_gpu_layers >= 0 ? in->n_gpu_layers : (int32_t)(hp && hp->n_layers ? hp->n_layers + 1 : 999);
     put(b, "llama-server -m ");
     put_arg(b, ref);
     put(b, " -ngl %d", ngl);
-    /* llama-server's -c is the total over its -np slots */
     if (ctx)
-        put(b, " -c %llu", (unsigned long long)(ctx * np));
+        put(b, " -c %llu", (unsigned long long)ctx);
     put(b, " -b %llu -ub %llu", (unsigned long long)(in->lc_batch ? in->lc_batch : 2048),
         (unsigned long long)(in->ubatch ? in->ubatch : 512));
     /* explicit: llama-server's own default is -1 (auto slots) */

@@ -436,8 +436,8 @@ static void test_speed_bounds(void **state)
     assert_true(fabs(s.decode_tps_per_seq - per_seq) < 1e-6 * per_seq);
     double batch = 8 * 1e12 / (20e9 + 8 * 131072.0 * 4096);
     assert_true(fabs(s.decode_tps_batch - batch) < 1e-6 * batch);
-    /* prefill: 2 x 10e9 x 4096 x 8 / 500e12 */
-    double pre = 2 * 10e9 * 4096 * 8 / 500e12;
+    /* prefill of one sequence: 2 x 10e9 x 4096 / 500e12 */
+    double pre = 2 * 10e9 * 4096 / 500e12;
     assert_true(fabs(s.prefill_seconds - pre) < 1e-9 * pre);
     o.mode = VF_MODE_TRAINING;
     o.train.seq_len = 2048;
@@ -493,8 +493,8 @@ static void test_plan_llamacpp(void **state)
     char buf[1024];
     assert_int_equal(vf_plan_emit(VF_ENGINE_LLAMACPP, m, "model Q4.gguf", &o, &e, 24 * GIB, 2, buf, sizeof buf, NULL),
                      VF_OK);
-    /* -c is the total over the two slots; 40 layers + output = 41 */
-    assert_string_equal(buf, "llama-server -m 'model Q4.gguf' -ngl 41 -c 16384 -b 2048 -ub 512 -np 2 "
+    /* -c is llama.cpp's total, shared by the two slots; 40 layers + output = 41 */
+    assert_string_equal(buf, "llama-server -m 'model Q4.gguf' -ngl 41 -c 8192 -b 2048 -ub 512 -np 2 "
                              "--tensor-split 1,1 -ctk q8_0 -ctv q8_0 -fa on\n");
     vf_model_free(m);
 }
