@@ -120,6 +120,23 @@ int cmd_plan(int argc, char **argv)
         }
         if (!o.gpus)
             o.gpus = gpus;
+    } else if (f->min_gpus) {
+        /* the model as asked, on the fewest GPUs of this kind */
+        o = a.est;
+        vf_suggestion *more = NULL;
+        for (size_t i = 0; i < f->n_suggestions && !more; i++)
+            if (f->suggestions[i].fits && f->suggestions[i].gpus == f->min_gpus &&
+                f->suggestions[i].gpu_bytes == gpu_bytes)
+                more = &f->suggestions[i];
+        if (more)
+            o = more->opts;
+        else {
+            o.gpus = f->min_gpus;
+            o.tp = f->min_tp;
+            o.pp = f->min_pp;
+        }
+        gpus = f->min_gpus;
+        note("does not fit on %u; planning for %u x %s (%s)", c.count, f->min_gpus, c.name, f->parallelism);
     } else {
         const vf_suggestion *pick = NULL;
         for (size_t i = 0; i < f->n_suggestions && !pick; i++)
