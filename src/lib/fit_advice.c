@@ -225,6 +225,137 @@ static void advise_training(advisor *a)
     }
 }
 
+/* When no single change fits: the cheap changes applied together, in cost
+ * order, up to the first set that fits (and if none does, that set on the
+ * fewest GPUs). Each step is one estimate run, like every suggestion. */
+typedef struct step {
+    int cost;
+    const char *flag;
+} step;
+
+static void combine(advisor *a)
+{
+    for (size_t i = 0; i < a->out->n_suggestions; i++)
+        if (a->out->suggestions[i].fits && a->out->suggestions[i].cost < COST_MONEY)
+            return;
+    const vf_estimate_opts *b = a->base;
+    vf_estimate_opts o = *b;
+    bool train = b->mode == VF_MODE_TRAINING, llama = b->runtime == VF_RUNTIME_LLAMACPP;
+    bool vllm = b->runtime == VF_RUNTIME_VLLM;
+    char ch[128] = "";
+    int cost = 0, nsteps = 0;
+    for (int k = 0; k < 8; k++) {
+        step st = {-1, NULL};
+        if (!train) {
+            switch (k) {
+            case 0:
+                if (llama && o.infer.flash_attn != 1) {
+                    o.infer.flash_attn = 1;
+                    st = (step){COST_FREE, "-fa on"};
+                } else if (!llama && !vllm && o.infer.attn != VF_ATTN_FLASH) {
+                    o.infer.attn = VF_ATTN_FLASH;
+                    st = (step){COST_FREE, "--attn flash"};
+                }
+                break;
+            case 1:
+                if (kv_is_16bit(&o)) {
+                    snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "%s", llama ? "q8_0" : "fp8");
+                    if (llama)
+                        o.infer.flash_attn = 1;
+                    st = (step){COST_SMALL, llama ? "--kv q8_0" : "--kv fp8"};
+                }
+                break;
+            case 2:
+            case 3: {
+                const char *w = k == 2 ? (llama ? "q8_0" : vllm ? "fp8" : "int8") : (llama ? "q4_k" : vllm ? "awq" : "nf4");
+                double bits = k == 2 ? 8.5 : 4.5;
+                if (weight_bits(a) > bits + 0.25) {
+                    snprintf(o.weights, sizeof o.weights, "%s", w);
+                    st = (step){k == 2 ? COST_QUALITY : COST_METHOD, k == 2 ? "--weights 8-bit" : "--weights 4-bit"};
+                }
+                break;
+            }
+            default:
+                break;
+            }
+        } else {
+            switch (k) {
+            case 0:
+                if (o.infer.attn != VF_ATTN_FLASH) {
+                    o.infer.attn = VF_ATTN_FLASH;
+                    st = (step){COST_FREE, "--attn flash"};
+                }
+                break;
+            case 1:
+                if (o.train.recompute != VF_RECOMPUTE_FULL) {
+                    o.train.recompute = VF_RECOMPUTE_FULL;
+                    st = (step){COST_SMALL, "--grad-checkpoint full"};
+                }
+                break;
+            case 2:
+                if (o.train.optimizer == VF_OPT_ADAMW || o.train.optimizer == VF_OPT_ADAM) {
+                    o.train.optimizer = VF_OPT_ADAMW_8BIT;
+                    st = (step){COST_SMALL, "--optimizer adamw-8bit"};
+                }
+                break;
+            case 3:
+                if (a->n > 1 && o.train.zero < 3 && o.train.fsdp != 1) {
+                    o.train.zero = 3;
+                    o.train.fsdp = 0;
+                    st = (step){COST_QUALITY, "--zero 3"};
+                }
+                break;
+            case 4:
+                if (!o.train.lora_rank) {
+                    o.train.lora_rank = 16;
+                    st = (step){COST_METHOD, "--lora-rank 16"};
+                }
+                break;
+            case 5:
+                if (!o.train.qlora[0]) {
+                    snprintf(o.train.qlora, sizeof o.train.qlora, "nf4-dq");
+                    if (!o.train.lora_rank)
+                        o.train.lora_rank = 16;
+                    st = (step){COST_METHOD, "--qlora nf4-dq"};
+                }
+                break;
+            case 6:
+                if (o.train.offload == VF_OFFLOAD_NONE) {
+                    o.train.offload = VF_OFFLOAD_OPTIMIZER;
+                    if (o.train.zero < 2)
+                        o.train.zero = 2;
+                    st = (step){COST_SPEED, "--offload optimizer"};
+                }
+                break;
+            default:
+                break;
+            }
+        }
+        if (!st.flag)
+            continue;
+        nsteps++;
+        cost = st.cost > cost ? st.cost : cost;
+        size_t len = strlen(ch);
+        snprintf(ch + len, sizeof ch - len, "%s%s", len ? " " : "", st.flag);
+        if (nsteps >= 2 && vf__fit_try(a->c, &o, a->opts->gpu_bytes, NULL, NULL) == 1) {
+            add(a, &o, a->opts->gpu_bytes, a->n, cost, ch, "these changes together; each one's cost applies");
+            return;
+        }
+    }
+    if (nsteps < 1)
+        return;
+    /* none fits on these GPUs: the combined changes on the fewest of them */
+    vf__gpu_plan p;
+    uint32_t per_node = a->opts->gpu && a->opts->gpu->max_per_node ? a->opts->gpu->max_per_node : 8;
+    if (vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &p) && p.gpus > a->n &&
+        (!a->out->min_gpus || p.gpus < a->out->min_gpus)) {
+        vf__fit_apply_plan(&o, &p);
+        size_t len = strlen(ch);
+        snprintf(ch + len, sizeof ch - len, " on %u GPUs (%s)", p.gpus, p.words);
+        add(a, &o, a->opts->gpu_bytes, p.gpus, COST_MONEY, ch, "these changes together, on more devices");
+    }
+}
+
 static int cmp_sugg(const void *x, const void *y)
 {
     const vf_suggestion *a = x, *b = y;
@@ -244,6 +375,7 @@ void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts
         advise_training(&a);
     else
         advise_inference(&a);
+    combine(&a);
 
     /* more GPUs of this kind */
     if (out->min_gpus > a.n) {

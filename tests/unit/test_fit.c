@@ -390,6 +390,38 @@ static void test_advice_training(void **state)
     vf_model_free(m);
 }
 
+static void test_advice_combined(void **state)
+{
+    (void)state;
+    /* 24 GiB: LoRA alone leaves 8.6 GB of activations (no fit), checkpointing
+     * alone leaves 160 GB of states (no fit); together they fit */
+    vf_model *m = stub_model(64, 8192);
+    vf_fit *f = malloc(sizeof *f);
+    vf_fit_opts fo = {.gpu_bytes = 24 * GIB, .gpus = 1, .estimate = stub_estimate};
+    vf_estimate_opts_init(&fo.est);
+    fo.est.mode = VF_MODE_TRAINING;
+    fo.est.train.seq_len = 4096;
+    fo.est.train.micro_batch = 8;
+    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_false(f->fits);
+    check_suggestions(m, f);
+    assert_false(find_sugg(f, "--lora-rank 16")->fits);
+    assert_false(find_sugg(f, "--grad-checkpoint full")->fits);
+    bool combo = false;
+    for (size_t i = 0; i < f->n_suggestions; i++) {
+        const vf_suggestion *sg = &f->suggestions[i];
+        if (strstr(sg->change, "--grad-checkpoint full") && strstr(sg->change, "--lora-rank 16")) {
+            combo = true;
+            assert_true(sg->fits);
+            assert_int_equal(sg->opts.train.recompute, VF_RECOMPUTE_FULL);
+            assert_int_equal(sg->opts.train.lora_rank, 16);
+        }
+    }
+    assert_true(combo);
+    free(f);
+    vf_model_free(m);
+}
+
 static vf_status failing_estimate(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
 {
     (void)m, (void)o, (void)e;
@@ -827,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_fit_training_zero3),
         cmocka_unit_test(test_advice_inference),
         cmocka_unit_test(test_advice_training),
+        cmocka_unit_test(test_advice_combined),
         cmocka_unit_test(test_fit_error_propagates),
         cmocka_unit_test(test_speed_bounds),
         cmocka_unit_test(test_plan_vllm),
