@@ -233,118 +233,163 @@ typedef struct step {
     const char *flag;
 } step;
 
+/* Applies cheap change k (in cost order) to o when it applies; NULL flag when not. */
+static step apply_step(const advisor *a, int k, vf_estimate_opts *o)
+{
+    bool train = o->mode == VF_MODE_TRAINING, llama = o->runtime == VF_RUNTIME_LLAMACPP;
+    bool vllm = o->runtime == VF_RUNTIME_VLLM;
+    step st = {-1, NULL};
+    if (!train) {
+        switch (k) {
+        case 0:
+            if (llama && o->infer.flash_attn != 1) {
+                o->infer.flash_attn = 1;
+                st = (step){COST_FREE, "-fa on"};
+            } else if (!llama && !vllm && o->infer.attn != VF_ATTN_FLASH) {
+                o->infer.attn = VF_ATTN_FLASH;
+                st = (step){COST_FREE, "--attn flash"};
+            }
+            break;
+        case 1:
+            if (kv_is_16bit(o)) {
+                snprintf(o->infer.kv_dtype, sizeof o->infer.kv_dtype, "%s", llama ? "q8_0" : "fp8");
+                if (llama)
+                    o->infer.flash_attn = 1;
+                st = (step){COST_SMALL, llama ? "--kv q8_0" : "--kv fp8"};
+            }
+            break;
+        case 2:
+        case 3: {
+            const char *w = k == 2 ? (llama ? "q8_0" : vllm ? "fp8" : "int8") : (llama ? "q4_k" : vllm ? "awq" : "nf4");
+            double bits = k == 2 ? 8.5 : 4.5;
+            if (weight_bits(a) > bits + 0.25) {
+                snprintf(o->weights, sizeof o->weights, "%s", w);
+                st = (step){k == 2 ? COST_QUALITY : COST_METHOD,
+                            k == 2 ? (llama ? "--weights q8_0" : vllm ? "--weights fp8" : "--weights int8")
+                                   : (llama ? "--weights q4_k" : vllm ? "--weights awq" : "--weights nf4")};
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        return st;
+    }
+    switch (k) {
+    case 0:
+        if (o->infer.attn != VF_ATTN_FLASH) {
+            o->infer.attn = VF_ATTN_FLASH;
+            st = (step){COST_FREE, "--attn flash"};
+        }
+        break;
+    case 1:
+        if (o->train.recompute != VF_RECOMPUTE_FULL) {
+            o->train.recompute = VF_RECOMPUTE_FULL;
+            st = (step){COST_SMALL, "--grad-checkpoint full"};
+        }
+        break;
+    case 2:
+        if (o->train.optimizer == VF_OPT_ADAMW || o->train.optimizer == VF_OPT_ADAM) {
+            o->train.optimizer = VF_OPT_ADAMW_8BIT;
+            st = (step){COST_SMALL, "--optimizer adamw-8bit"};
+        }
+        break;
+    case 3:
+        if (a->n > 1 && o->train.zero < 3 && o->train.fsdp != 1) {
+            o->train.zero = 3;
+            o->train.fsdp = 0;
+            st = (step){COST_QUALITY, "--zero 3"};
+        }
+        break;
+    case 4:
+        if (!o->train.lora_rank) {
+            o->train.lora_rank = 16;
+            st = (step){COST_METHOD, "--lora-rank 16"};
+        }
+        break;
+    case 5:
+        if (!o->train.qlora[0]) {
+            snprintf(o->train.qlora, sizeof o->train.qlora, "nf4-dq");
+            if (!o->train.lora_rank)
+                o->train.lora_rank = 16;
+            st = (step){COST_METHOD, "--qlora nf4-dq"};
+        }
+        break;
+    case 6:
+        if (o->train.offload == VF_OFFLOAD_NONE) {
+            o->train.offload = VF_OFFLOAD_OPTIMIZER;
+            if (o->train.zero < 2)
+                o->train.zero = 2;
+            st = (step){COST_SPEED, "--offload optimizer"};
+        }
+        break;
+    default:
+        break;
+    }
+    return st;
+}
+
+#define N_STEPS 7
+
+/* The base knobs with the chosen steps applied; the flags and the top cost. */
+static void apply_set(const advisor *a, const bool *use, vf_estimate_opts *o, char *ch, size_t n, int *cost)
+{
+    *o = *a->base;
+    ch[0] = '\0';
+    *cost = 0;
+    for (int k = 0; k < N_STEPS; k++) {
+        if (!use[k])
+            continue;
+        step st = apply_step(a, k, o);
+        if (!st.flag)
+            continue;
+        *cost = st.cost > *cost ? st.cost : *cost;
+        size_t len = strlen(ch);
+        snprintf(ch + len, n - len, "%s%s", len ? " " : "", st.flag);
+    }
+}
+
 static void combine(advisor *a)
 {
     for (size_t i = 0; i < a->out->n_suggestions; i++)
         if (a->out->suggestions[i].fits && a->out->suggestions[i].cost < COST_MONEY)
             return;
-    const vf_estimate_opts *b = a->base;
-    vf_estimate_opts o = *b;
-    bool train = b->mode == VF_MODE_TRAINING, llama = b->runtime == VF_RUNTIME_LLAMACPP;
-    bool vllm = b->runtime == VF_RUNTIME_VLLM;
-    char ch[128] = "";
-    int cost = 0, nsteps = 0;
-    for (int k = 0; k < 8; k++) {
-        step st = {-1, NULL};
-        if (!train) {
-            switch (k) {
-            case 0:
-                if (llama && o.infer.flash_attn != 1) {
-                    o.infer.flash_attn = 1;
-                    st = (step){COST_FREE, "-fa on"};
-                } else if (!llama && !vllm && o.infer.attn != VF_ATTN_FLASH) {
-                    o.infer.attn = VF_ATTN_FLASH;
-                    st = (step){COST_FREE, "--attn flash"};
-                }
-                break;
-            case 1:
-                if (kv_is_16bit(&o)) {
-                    snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "%s", llama ? "q8_0" : "fp8");
-                    if (llama)
-                        o.infer.flash_attn = 1;
-                    st = (step){COST_SMALL, llama ? "--kv q8_0" : "--kv fp8"};
-                }
-                break;
-            case 2:
-            case 3: {
-                const char *w = k == 2 ? (llama ? "q8_0" : vllm ? "fp8" : "int8") : (llama ? "q4_k" : vllm ? "awq" : "nf4");
-                double bits = k == 2 ? 8.5 : 4.5;
-                if (weight_bits(a) > bits + 0.25) {
-                    snprintf(o.weights, sizeof o.weights, "%s", w);
-                    st = (step){k == 2 ? COST_QUALITY : COST_METHOD, k == 2 ? "--weights 8-bit" : "--weights 4-bit"};
-                }
-                break;
-            }
-            default:
-                break;
-            }
-        } else {
-            switch (k) {
-            case 0:
-                if (o.infer.attn != VF_ATTN_FLASH) {
-                    o.infer.attn = VF_ATTN_FLASH;
-                    st = (step){COST_FREE, "--attn flash"};
-                }
-                break;
-            case 1:
-                if (o.train.recompute != VF_RECOMPUTE_FULL) {
-                    o.train.recompute = VF_RECOMPUTE_FULL;
-                    st = (step){COST_SMALL, "--grad-checkpoint full"};
-                }
-                break;
-            case 2:
-                if (o.train.optimizer == VF_OPT_ADAMW || o.train.optimizer == VF_OPT_ADAM) {
-                    o.train.optimizer = VF_OPT_ADAMW_8BIT;
-                    st = (step){COST_SMALL, "--optimizer adamw-8bit"};
-                }
-                break;
-            case 3:
-                if (a->n > 1 && o.train.zero < 3 && o.train.fsdp != 1) {
-                    o.train.zero = 3;
-                    o.train.fsdp = 0;
-                    st = (step){COST_QUALITY, "--zero 3"};
-                }
-                break;
-            case 4:
-                if (!o.train.lora_rank) {
-                    o.train.lora_rank = 16;
-                    st = (step){COST_METHOD, "--lora-rank 16"};
-                }
-                break;
-            case 5:
-                if (!o.train.qlora[0]) {
-                    snprintf(o.train.qlora, sizeof o.train.qlora, "nf4-dq");
-                    if (!o.train.lora_rank)
-                        o.train.lora_rank = 16;
-                    st = (step){COST_METHOD, "--qlora nf4-dq"};
-                }
-                break;
-            case 6:
-                if (o.train.offload == VF_OFFLOAD_NONE) {
-                    o.train.offload = VF_OFFLOAD_OPTIMIZER;
-                    if (o.train.zero < 2)
-                        o.train.zero = 2;
-                    st = (step){COST_SPEED, "--offload optimizer"};
-                }
-                break;
-            default:
-                break;
-            }
-        }
-        if (!st.flag)
+    bool use[N_STEPS] = {0};
+    vf_estimate_opts o;
+    char ch[128];
+    int cost, nsteps = 0;
+    bool found = false;
+    for (int k = 0; k < N_STEPS && !found; k++) {
+        vf_estimate_opts probe = *a->base;
+        bool tmp[N_STEPS];
+        memcpy(tmp, use, sizeof tmp);
+        tmp[k] = true;
+        apply_set(a, tmp, &probe, ch, sizeof ch, &cost);
+        vf_estimate_opts one = *a->base;
+        if (!apply_step(a, k, &one).flag)
             continue;
+        use[k] = true;
         nsteps++;
-        cost = st.cost > cost ? st.cost : cost;
-        size_t len = strlen(ch);
-        snprintf(ch + len, sizeof ch - len, "%s%s", len ? " " : "", st.flag);
-        if (nsteps >= 2 && vf__fit_try(a->c, &o, a->opts->gpu_bytes, NULL, NULL) == 1) {
-            add(a, &o, a->opts->gpu_bytes, a->n, cost, ch, "these changes together; each one's cost applies");
-            return;
-        }
+        found = nsteps >= 2 && vf__fit_try(a->c, &probe, a->opts->gpu_bytes, NULL, NULL) == 1;
     }
-    if (nsteps < 1)
+    if (!nsteps)
         return;
+    if (found) {
+        /* drop what is not needed, most expensive first kept: try removing each step */
+        for (int k = 0; k < N_STEPS; k++) {
+            if (!use[k])
+                continue;
+            use[k] = false;
+            apply_set(a, use, &o, ch, sizeof ch, &cost);
+            if (vf__fit_try(a->c, &o, a->opts->gpu_bytes, NULL, NULL) != 1)
+                use[k] = true;
+        }
+        apply_set(a, use, &o, ch, sizeof ch, &cost);
+        add(a, &o, a->opts->gpu_bytes, a->n, cost, ch, "these changes together; each one's cost applies");
+        return;
+    }
     /* none fits on these GPUs: the combined changes on the fewest of them */
+    apply_set(a, use, &o, ch, sizeof ch, &cost);
     vf__gpu_plan p;
     uint32_t per_node = a->opts->gpu && a->opts->gpu->max_per_node ? a->opts->gpu->max_per_node : 8;
     if (vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &p) && p.gpus > a->n &&
