@@ -590,7 +590,7 @@ typedef vf_status (*vf_estimate_fn)(const vf_model *m, const vf_estimate_opts *o
 
 /* One change that could make it fit, re-checked by an estimate run. */
 typedef struct vf_suggestion {
-    char change[128];          /* "--weights q4_k", "--kv fp8", "H100 SXM 80GB x2 (tensor parallel)" */
+    char change[224];          /* "--weights q4_k", "--kv fp8", "2 GPUs (tensor parallel 2)" */
     char detail[VF_NOTE_LEN];  /* what it costs: quality caveat, speed, money */
     int cost;                  /* rank: lower is cheaper (see docs/memory-model.md, Fit) */
     uint64_t needed_bytes;     /* per GPU, from the estimate with the change applied */

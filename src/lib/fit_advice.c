@@ -53,7 +53,7 @@ static void weights(advisor *a, const char *w, double bits, int cost, const char
         return;
     vf_estimate_opts o = *a->base;
     snprintf(o.weights, sizeof o.weights, "%s", w);
-    char ch[128];
+    char ch[224];
     snprintf(ch, sizeof ch, "--weights %s", w);
     add(a, &o, a->opts->gpu_bytes, a->n, cost, ch, detail);
 }
@@ -99,14 +99,14 @@ static void advise_inference(advisor *a)
     if (f->max_batch >= 1 && f->max_batch < f->est.batch) {
         o = *b;
         vf__set_batch(&o, f->max_batch);
-        char ch[128];
+        char ch[224];
         snprintf(ch, sizeof ch, "--batch %llu", (unsigned long long)f->max_batch);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, ch, "fewer sequences at once: lower throughput");
     }
     if (f->max_context >= 1 && f->max_context < f->est.context) {
         o = *b;
         vf__set_context(&o, f->max_context);
-        char ch[128];
+        char ch[224];
         snprintf(ch, sizeof ch, "--context %llu", (unsigned long long)f->max_context);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, ch, "longer prompts and answers are refused or cut");
     }
@@ -136,7 +136,7 @@ static void advise_inference(advisor *a)
         }
         if (lo >= 0) {
             o.infer.n_gpu_layers = lo;
-            char ch[128];
+            char ch[224];
             snprintf(ch, sizeof ch, "-ngl %d (offload the rest to the CPU)", lo);
             add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED, ch,
                 "layers on the CPU run at host memory speed: much slower decoding");
@@ -169,7 +169,7 @@ static void advise_training(advisor *a)
         uint64_t keep = (mb * ga + f->max_batch - 1) / f->max_batch;
         vf__set_batch(&o, f->max_batch);
         o.train.grad_accum = keep > UINT32_MAX ? UINT32_MAX : (uint32_t)keep;
-        char ch[128];
+        char ch[224];
         snprintf(ch, sizeof ch, "--batch %llu --grad-accum %llu", (unsigned long long)f->max_batch,
                  (unsigned long long)keep);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, ch, "same global batch in more, smaller steps: slower");
@@ -183,7 +183,7 @@ static void advise_training(advisor *a)
     if (f->max_context >= 1 && f->max_context < f->est.context) {
         o = *b;
         vf__set_context(&o, f->max_context);
-        char ch[128];
+        char ch[224];
         snprintf(ch, sizeof ch, "--context %llu", (unsigned long long)f->max_context);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, ch, "shorter training sequences");
     }
@@ -356,7 +356,7 @@ static void combine(advisor *a)
             return;
     bool use[N_STEPS] = {0};
     vf_estimate_opts o;
-    char ch[128];
+    char ch[224];
     int cost, nsteps = 0;
     bool found = false;
     for (int k = 0; k < N_STEPS && !found; k++) {
@@ -388,17 +388,30 @@ static void combine(advisor *a)
         add(a, &o, a->opts->gpu_bytes, a->n, cost, ch, "these changes together; each one's cost applies");
         return;
     }
-    /* none fits on these GPUs: the combined changes on the fewest of them */
+    /* none fits on these GPUs: the combined changes on the fewest of them,
+     * then without each change that count does not need */
     apply_set(a, use, &o, ch, sizeof ch, &cost);
     vf__gpu_plan p;
     uint32_t per_node = a->opts->gpu && a->opts->gpu->max_per_node ? a->opts->gpu->max_per_node : 8;
-    if (vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &p) && p.gpus > a->n &&
-        (!a->out->min_gpus || p.gpus < a->out->min_gpus)) {
-        vf__fit_apply_plan(&o, &p);
-        size_t len = strlen(ch);
-        snprintf(ch + len, sizeof ch - len, " on %u GPUs (%s)", p.gpus, p.words);
-        add(a, &o, a->opts->gpu_bytes, p.gpus, COST_MONEY, ch, "these changes together, on more devices");
+    if (!vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &p) || p.gpus <= a->n ||
+        (a->out->min_gpus && p.gpus >= a->out->min_gpus))
+        return;
+    for (int k = 0; k < N_STEPS; k++) {
+        if (!use[k])
+            continue;
+        use[k] = false;
+        vf__gpu_plan q;
+        apply_set(a, use, &o, ch, sizeof ch, &cost);
+        if (!vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &q) || q.gpus > p.gpus)
+            use[k] = true;
+        else
+            p = q;
     }
+    apply_set(a, use, &o, ch, sizeof ch, &cost);
+    vf__fit_apply_plan(&o, &p);
+    size_t len = strlen(ch);
+    snprintf(ch + len, sizeof ch - len, "%s%u GPUs (%s)", len ? " on " : "", p.gpus, p.words);
+    add(a, &o, a->opts->gpu_bytes, p.gpus, COST_MONEY, ch, "these changes together, on more devices");
 }
 
 static int cmp_sugg(const void *x, const void *y)
@@ -430,7 +443,7 @@ void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts
         if (o->mode == VF_MODE_TRAINING && out->min_dp > 1 && o->train.zero < 3 && o->train.fsdp != 1)
             p.zero = 3;
         vf__fit_apply_plan(&x, &p);
-        char ch[128];
+        char ch[224];
         snprintf(ch, sizeof ch, "%u GPUs (%s)", out->min_gpus, out->parallelism);
         add(&a, &x, opts->gpu_bytes, out->min_gpus, COST_MONEY, ch, "more devices of the same kind");
     }
@@ -447,7 +460,7 @@ void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts
             best = g;
     }
     if (best) {
-        char ch[128];
+        char ch[224];
         if (a.n > 1)
             snprintf(ch, sizeof ch, "%s x%u", best->name, a.n);
         else
