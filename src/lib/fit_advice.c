@@ -349,8 +349,37 @@ static void apply_set(const advisor *a, const bool *use, vf_estimate_opts *o, ch
     }
 }
 
+/* More GPUs do not help as asked (per-GPU activations, unsharded states):
+ * the free and small changes, on the fewest GPUs. */
+static void scale_cheap(advisor *a)
+{
+    if (a->out->min_gpus)
+        return;
+    bool use[N_STEPS] = {0};
+    for (int k = 0; k < N_STEPS; k++) {
+        vf_estimate_opts one = *a->base;
+        step st = apply_step(a, k, &one);
+        use[k] = st.flag && st.cost <= COST_SMALL;
+    }
+    vf_estimate_opts o;
+    char ch[224];
+    int cost;
+    apply_set(a, use, &o, ch, sizeof ch, &cost);
+    if (!ch[0])
+        return;
+    vf__gpu_plan p;
+    uint32_t per_node = a->opts->gpu && a->opts->gpu->max_per_node ? a->opts->gpu->max_per_node : 8;
+    if (!vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &p) || p.gpus <= a->n)
+        return;
+    vf__fit_apply_plan(&o, &p);
+    size_t len = strlen(ch);
+    snprintf(ch + len, sizeof ch - len, " on %u GPUs (%s)", p.gpus, p.words);
+    add(a, &o, a->opts->gpu_bytes, p.gpus, COST_MONEY, ch, "the model as it is, with cheap changes, on more devices");
+}
+
 static void combine(advisor *a)
 {
+    scale_cheap(a);
     for (size_t i = 0; i < a->out->n_suggestions; i++)
         if (a->out->suggestions[i].fits && a->out->suggestions[i].cost < COST_MONEY)
             return;
