@@ -15,8 +15,8 @@ check_err "fit: --emit is plan's" 2 "unknown option" "$VF" fit x --emit vllm
 check_err "fit: missing model file" 3 "no such file" "$VF" fit /nonexistent/model.safetensors --gpu H100
 
 # The rest needs the model catalog and the memory model.
-"$VF" fit Qwen/Qwen3-8B --gpu H100 --json >/dev/null 2>&1
-if [ $? -gt 1 ]; then
+gate=$("$VF" fit Qwen/Qwen3-8B --gpu H100 --json 2>/dev/null | jq -r 'has("fits")' 2>/dev/null)
+if [ "$gate" != true ]; then
     echo "skip fit: model cases (catalog or estimate not built)"
     exit 0
 fi

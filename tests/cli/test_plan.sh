@@ -7,8 +7,8 @@ check_err "plan: unknown engine" 2 "is not vllm" "$VF" plan x --emit tgi
 check_err "plan: --train with vllm" 2 "deepspeed" "$VF" plan x --emit vllm --train
 check_err "plan: missing model" 2 "missing MODEL" "$VF" plan --emit vllm
 
-"$VF" fit Qwen/Qwen3-8B --gpu H100 --json >/dev/null 2>&1
-if [ $? -gt 1 ]; then
+gate=$("$VF" fit Qwen/Qwen3-8B --gpu H100 --json 2>/dev/null | jq -r 'has("fits")' 2>/dev/null)
+if [ "$gate" != true ]; then
     echo "skip plan: model cases (catalog or estimate not built)"
     exit 0
 fi
