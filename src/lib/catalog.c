@@ -176,61 +176,147 @@ const char *vf__catalog_config_text(const char *name, size_t *len, const char **
 
 /* ---- suggestions ---- */
 
-/* Lower-case letters and digits only: "Qwen-3_8B" and "qwen3-8b" both become "qwen38b". */
-static size_t normalise(const char *s, char *out)
+/*
+ * Ranking near misses. A name is compared in two forms: "norm", lower-case
+ * letters, digits and dots only ("Qwen-3_8B" and "qwen3-8b" are both
+ * "qwen38b", while "qwen2.5" stays apart from "qwen2-5"), and its tokens, the
+ * runs between other characters ("mistral", "7b", "v0.1"). Costs are in
+ * tenths of an edit; UINT32_MAX means too far to be useful.
+ */
+#define TOK_MAX 16
+
+typedef struct name_form {
+    char norm[CAT_NORM_MAX];
+    size_t len;
+    char sep[CAT_NORM_MAX]; /* lower case, other characters as '-': keeps token boundaries */
+} name_form;
+
+static void form(const char *s, name_form *f)
 {
-    size_t n = 0;
-    for (; *s && n < CAT_NORM_MAX - 1; s++)
-        if (isalnum((unsigned char)*s))
-            out[n++] = (char)tolower((unsigned char)*s);
-    out[n] = 0;
+    size_t n = 0, m = 0;
+    for (; *s && m < CAT_NORM_MAX - 1; s++) {
+        unsigned char c = (unsigned char)tolower((unsigned char)*s);
+        bool keep = isalnum(c) || c == '.';
+        if (keep && n < CAT_NORM_MAX - 1)
+            f->norm[n++] = (char)c;
+        f->sep[m++] = keep ? (char)c : '-';
+    }
+    f->norm[n] = 0;
+    f->sep[m] = 0;
+    f->len = n;
+}
+
+/* Splits s into tokens (copied into buf); returns how many. */
+static size_t tokens(const char *s, char buf[TOK_MAX][CAT_NORM_MAX])
+{
+    size_t n = 0, k = 0;
+    for (;; s++) {
+        unsigned char c = (unsigned char)tolower((unsigned char)*s);
+        if (c && (isalnum(c) || c == '.')) {
+            if (n < TOK_MAX && k < CAT_NORM_MAX - 1)
+                buf[n][k++] = (char)c;
+            continue;
+        }
+        if (k && n < TOK_MAX) {
+            buf[n][k] = 0;
+            n++;
+        }
+        k = 0;
+        if (!c)
+            break;
+    }
     return n;
 }
 
-static unsigned levenshtein(const char *a, size_t la, const char *b, size_t lb)
+static bool is_number(const char *t)
+{
+    for (; *t; t++)
+        if (!isdigit((unsigned char)*t) && *t != '.')
+            return false;
+    return true;
+}
+
+/*
+ * A token of the query is in a name when it is a substring of the name's
+ * norm; a bare number ("2", "3.1") must stand alone in the name ("llama-2-7b"
+ * has 2, "llama-3.2-1b" has not).
+ */
+static bool token_in(const char *t, const name_form *k)
+{
+    if (!is_number(t))
+        return strstr(k->norm, t) != NULL;
+    size_t lt = strlen(t);
+    for (const char *p = strstr(k->sep, t); p; p = strstr(p + 1, t)) {
+        char before = p > k->sep ? p[-1] : '-', after = p[lt];
+        if (!isdigit((unsigned char)before) && before != '.' && !isdigit((unsigned char)after) && after != '.')
+            return true;
+    }
+    return false;
+}
+
+/* Edit distance where a changed or missing digit costs 3: "qwen3" and "qwen2" are different models. */
+static unsigned distance(const char *a, size_t la, const char *b, size_t lb)
 {
     unsigned row[CAT_NORM_MAX];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (unsigned)j;
+    row[0] = 0;
+    for (size_t j = 1; j <= lb; j++)
+        row[j] = row[j - 1] + (isdigit((unsigned char)b[j - 1]) ? 3u : 1u);
     for (size_t i = 1; i <= la; i++) {
+        unsigned wa = isdigit((unsigned char)a[i - 1]) ? 3u : 1u;
         unsigned diag = row[0];
-        row[0] = (unsigned)i;
+        row[0] += wa;
         for (size_t j = 1; j <= lb; j++) {
-            unsigned up = row[j];
-            unsigned best = diag + (a[i - 1] != b[j - 1]);
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            if (up + 1 < best)
-                best = up + 1;
+            unsigned wb = isdigit((unsigned char)b[j - 1]) ? 3u : 1u;
+            unsigned sub = a[i - 1] == b[j - 1] ? 0u : (wa > wb ? wa : wb);
+            unsigned best = diag + sub;
+            if (row[j - 1] + wb < best)
+                best = row[j - 1] + wb;
+            if (row[j] + wa < best)
+                best = row[j] + wa;
+            diag = row[j];
             row[j] = best;
-            diag = up;
         }
     }
     return row[lb];
 }
 
-/*
- * Cost of suggesting key for query q (both normalised), in tenths of an edit;
- * UINT32_MAX when too far to be useful. Containment ("mistral7b" inside
- * "mistral7binstructv03") costs little plus a bit per extra character;
- * otherwise the edit distance counts, accepted up to about a third of the
- * query's length.
- */
-static unsigned cost(const char *q, size_t lq, const char *key)
+typedef struct query {
+    name_form f;
+    char tok[TOK_MAX][CAT_NORM_MAX];
+    size_t ntok;
+} query;
+
+static unsigned cost(const query *q, const char *key)
 {
-    char k[CAT_NORM_MAX];
-    size_t lk = normalise(key, k);
-    if (lk == 0 || lq == 0)
+    name_form k;
+    form(key, &k);
+    if (k.len == 0 || q->f.len == 0)
         return UINT32_MAX;
-    if (strcmp(q, k) == 0)
+    if (strcmp(q->f.norm, k.norm) == 0)
         return 0;
     unsigned best = UINT32_MAX;
-    if (lq >= 3 && strstr(k, q))
-        best = 5 + 2 * (unsigned)(lk - lq);
-    else if (lk >= 3 && strstr(q, k))
-        best = 5 + 3 * (unsigned)(lq - lk);
-    unsigned d = levenshtein(q, lq, k, lk);
-    unsigned limit = lq / 3 > 2 ? (unsigned)(lq / 3) : 2;
+    size_t misses = 0, matched_len = 0;
+    for (size_t i = 0; i < q->ntok; i++) {
+        if (token_in(q->tok[i], &k))
+            matched_len += strlen(q->tok[i]);
+        else
+            misses++;
+    }
+    /* every token present: the name says more than the query ("mistral-7b" in Mistral-7B-Instruct-v0.3) */
+    if (misses == 0 && q->f.len >= 3 && k.len >= q->f.len)
+        best = 5 + 2 * (unsigned)(k.len - q->f.len);
+    /* all tokens but one, and at least two present ("qwen3-8b-instruct" for Qwen3-8B) */
+    else if (misses == 1 && q->ntok >= 3 && k.len >= matched_len)
+        best = 40 + 2 * (unsigned)(k.len - matched_len);
+    /* the query says more than the name ("starcoder2" for starcoder) */
+    if (k.len >= 3 && q->f.len > k.len && strstr(q->f.norm, k.norm)) {
+        unsigned c = 5 + 3 * (unsigned)(q->f.len - k.len);
+        if (c < best)
+            best = c;
+    }
+    /* typos: up to about a third of the query's length */
+    unsigned d = distance(q->f.norm, q->f.len, k.norm, k.len);
+    unsigned limit = q->f.len / 3 > 2 ? (unsigned)(q->f.len / 3) : 2;
     if (d <= limit && 10 * d < best)
         best = 10 * d;
     return best;
@@ -241,26 +327,28 @@ size_t vf_catalog_suggest(const char *name, const char **out, size_t n)
     ensure();
     if (!name || !out || n == 0)
         return 0;
-    char q[CAT_NORM_MAX];
     /* an "org/" prefix the user typed is compared with the id, the rest with the aliases */
     const char *slash = strrchr(name, '/');
-    size_t lq = normalise(slash ? slash + 1 : name, q);
-    char qfull[CAT_NORM_MAX];
-    size_t lqfull = normalise(name, qfull);
-    if (lq == 0)
+    query *q = malloc(2 * sizeof *q);
+    if (!q)
         return 0;
+    form(slash ? slash + 1 : name, &q[0].f);
+    q[0].ntok = tokens(slash ? slash + 1 : name, q[0].tok);
+    form(name, &q[1].f);
+    q[1].ntok = tokens(name, q[1].tok);
 
     unsigned best[CAT_MAX];
     for (size_t i = 0; i < g_n; i++) {
-        unsigned c = cost(q, lq, g_cat[i].alias);
-        unsigned c2 = g_cat[i].alt[0] ? cost(q, lq, g_cat[i].alt) : UINT32_MAX;
-        unsigned c3 = slash ? cost(qfull, lqfull, g_cat[i].id) : UINT32_MAX;
+        unsigned c = cost(&q[0], g_cat[i].alias);
+        unsigned c2 = g_cat[i].alt[0] ? cost(&q[0], g_cat[i].alt) : UINT32_MAX;
+        unsigned c3 = slash ? cost(&q[1], g_cat[i].id) : UINT32_MAX;
         if (c2 < c)
             c = c2;
         if (c3 < c)
             c = c3;
         best[i] = c;
     }
+    free(q);
     size_t k = 0;
     while (k < n) { /* selection of the n cheapest, ties in id order */
         size_t pick = (size_t)-1;
