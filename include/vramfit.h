@@ -562,6 +562,7 @@ typedef struct vf_gpu {
     double interconnect_gbs;
     uint32_t max_per_node;     /* GPUs one tensor-parallel group may span */
     const char *source;
+    const char *note;          /* caveats ("no INT8 figure published"), or "" */
 } vf_gpu;
 
 /** Number of catalog GPUs; rows come in catalog order. NULL out of range. */

@@ -36,6 +36,8 @@ static json_t *gpu_json(const vf_gpu *g)
     json_object_set_new(j, "interconnect_gbs", json_real(g->interconnect_gbs));
     json_object_set_new(j, "max_per_node", json_integer(g->max_per_node));
     json_object_set_new(j, "source", json_string(g->source));
+    if (g->note && g->note[0])
+        json_object_set_new(j, "note", json_string(g->note));
     return j;
 }
 

@@ -78,6 +78,7 @@ static void load_catalog(void)
         double pn = jnum(o, "max_per_node");
         r->g.max_per_node = pn >= 1 && pn <= 1024 ? (uint32_t)pn : 1;
         r->g.source = jstr(o, "source");
+        r->g.note = jstr(o, "note");
         r->family_default = json_is_true(json_object_get(o, "family_default"));
         const json_t *al = json_object_get(o, "aliases");
         for (size_t k = 0; k < json_array_size(al) && r->n_aliases < GPU_MAX_ALIASES; k++)
@@ -261,6 +262,7 @@ vf_status vf_gpu_lookup(const char *spec, vf_gpu_choice *out, vf_error *err)
         out->gpu.name = NULL;
         out->gpu.family = out->gpu.vendor = out->gpu.segment = "";
         out->gpu.memory_nominal = out->gpu.memory_basis = out->gpu.interconnect = out->gpu.source = "";
+        out->gpu.note = "";
         out->gpu.max_per_node = 8;
         double gib = (double)out->gpu.memory_bytes / 1073741824.0;
         snprintf(out->name, sizeof out->name, "%.2f GiB GPU", gib);
