@@ -594,7 +594,7 @@ typedef struct vf_suggestion {
     char change[224];          /* "--weights q4_k", "--kv fp8", "2 GPUs (tensor parallel 2)" */
     char detail[VF_NOTE_LEN];  /* what it costs: quality caveat, speed, money */
     int cost;                  /* rank: lower is cheaper (see docs/memory-model.md, Fit) */
-    uint64_t needed_bytes;     /* per GPU, from the estimate with the change applied */
+    uint64_t needed_bytes;     /* per GPU with the change applied (vf_fit_needed_bytes) */
     uint64_t gpu_bytes;        /* per GPU memory it is compared with */
     bool fits;
     vf_estimate_opts opts;     /* the knobs with the change applied */
@@ -625,7 +625,8 @@ typedef struct vf_fit_opts {
 typedef struct vf_fit {
     bool fits;
     vf_estimate est;           /* the estimate at the given knobs */
-    uint64_t gpu_bytes, needed_bytes;
+    uint64_t gpu_bytes;
+    uint64_t needed_bytes;     /* per device: see vf_fit_needed_bytes */
     int64_t headroom_bytes;    /* gpu_bytes - needed_bytes (negative: short by) */
     uint64_t max_context;      /* longest context that fits, 0 if none */
     bool max_context_capped;   /* the model's own context limit was reached */
@@ -644,6 +645,14 @@ typedef struct vf_fit {
  * not, what would make it fit. Every figure is an estimate run.
  */
 VF_API vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf_error *err);
+
+/**
+ * The memory per device a configuration needs: the estimate's per_gpu_bytes,
+ * or, where that depends on the device (vLLM takes a share of whatever it
+ * has), the smallest device memory on which it fits; 0 when none up to 16 TiB.
+ */
+VF_API vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn,
+                                     uint64_t *needed, vf_error *err);
 
 /** Speed bounds for an estimate on a GPU (n devices working together). */
 VF_API void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_estimate *e,

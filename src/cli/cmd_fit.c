@@ -578,9 +578,18 @@ static int fit_catalog(const vf_cli_fit_args *a, vf_model *m)
         goto out;
     }
     vf_error e = {0};
-    if (vf_estimate_run(m, &a->est, base, &e) != VF_OK) {
+    uint64_t needed = 0;
+    if (vf_fit_needed_bytes(m, &a->est, NULL, &needed, &e) != VF_OK) {
         rc = vf_report_error(&e);
         goto out;
+    }
+    if (!needed) { /* no device size fits: say why from the plain estimate */
+        vf_estimate_opts x = a->est;
+        x.gpu_bytes = (uint64_t)1 << 44;
+        if (vf_estimate_run(m, &x, base, &e) != VF_OK) {
+            rc = vf_report_error(&e);
+            goto out;
+        }
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -591,13 +600,13 @@ static int fit_catalog(const vf_cli_fit_args *a, vf_model *m)
             goto out;
         }
         if (f->fits)
-            rows[k++] = (row){g, f->headroom_bytes};
+            rows[k++] = (row){g, (int64_t)g->memory_bytes - (int64_t)needed};
     }
     qsort(rows, k, sizeof *rows, by_memory);
     if (a->json) {
         json_t *j = json_object();
         json_object_set_new(j, "fits", json_boolean(k > 0));
-        json_object_set_new(j, "needed_bytes", json_integer((json_int_t)base->per_gpu_bytes));
+        json_object_set_new(j, "needed_bytes", json_integer((json_int_t)needed));
         json_object_set_new(j, "mode", json_string(mode_name(&a->est)));
         json_t *arr = json_array();
         for (size_t i = 0; i < k; i++) {
@@ -612,7 +621,7 @@ static int fit_catalog(const vf_cli_fit_args *a, vf_model *m)
     } else {
         char b1[32], b2[32];
         printf("Needs %s on one GPU (%s). Catalog GPUs that fit, smallest first:\n",
-               vf_fmt_bytes(base->per_gpu_bytes, a->units, b1, sizeof b1), mode_name(&a->est));
+               vf_fmt_bytes(needed, a->units, b1, sizeof b1), mode_name(&a->est));
         if (!k)
             printf("  none; try 'vramfit fit MODEL --gpu G' for advice and multi-GPU plans\n");
         for (size_t i = 0; i < k; i++)

@@ -26,6 +26,9 @@ static void add(advisor *a, const vf_estimate_opts *o, uint64_t gpu_bytes, uint3
     int r = vf__fit_try(a->c, o, gpu_bytes, &needed, NULL);
     if (r < 0)
         return; /* the change is not valid for this model/runtime */
+    uint64_t need = vf__fit_needed(a->c, o, gpu_bytes);
+    if (need)
+        needed = need;
     vf_suggestion *s = &a->out->suggestions[a->out->n_suggestions++];
     memset(s, 0, sizeof *s);
     snprintf(s->change, sizeof s->change, "%s", change);

@@ -422,6 +422,45 @@ static void test_advice_combined(void **state)
     vf_model_free(m);
 }
 
+/* A vLLM-like stub: takes 90% of the device; starts when the rest fits there. */
+static vf_status grab_estimate(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
+{
+    vf_status st = stub_estimate(m, o, e, err);
+    if (st != VF_OK)
+        return st;
+    uint64_t pool = o->gpu_bytes / 10 * 9;
+    e->starts = e->per_gpu_bytes <= pool;
+    if (e->starts)
+        e->per_gpu_bytes = pool;
+    return VF_OK;
+}
+
+static void test_fit_needed_device_dependent(void **state)
+{
+    (void)state;
+    vf_model *m = stub_model(64, 131072);
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.infer.context = 8192;
+    vf_estimate e;
+    assert_int_equal(stub_estimate(m, &o, &e, NULL), VF_OK);
+    uint64_t base = e.per_gpu_bytes, needed = 0;
+    assert_int_equal(vf_fit_needed_bytes(m, &o, grab_estimate, &needed, NULL), VF_OK);
+    /* the smallest device whose 90% holds it */
+    assert_true(needed / 10 * 9 >= base);
+    assert_true((needed - 1) / 10 * 9 < base);
+    assert_int_equal(vf_fit_needed_bytes(m, &o, stub_estimate, &needed, NULL), VF_OK);
+    assert_int_equal(needed, base);
+    vf_fit *f = malloc(sizeof *f);
+    vf_fit_opts fo = {.est = o, .gpu_bytes = 80 * GIB, .gpus = 1, .estimate = grab_estimate};
+    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_true(f->fits);
+    assert_int_equal(f->headroom_bytes, (int64_t)(80 * GIB) - (int64_t)f->needed_bytes);
+    assert_true(f->needed_bytes < 80 * GIB / 10 * 9); /* not the 90% it grabs */
+    free(f);
+    vf_model_free(m);
+}
+
 static vf_status failing_estimate(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
 {
     (void)m, (void)o, (void)e;
@@ -834,7 +873,13 @@ static void test_fit_catalog_properties(void **state)
                     vf_estimate_opts x = sg->opts;
                     x.gpu_bytes = sg->gpu_bytes;
                     assert_int_equal(vf_estimate_run(m, &x, e, NULL), VF_OK);
-                    assert_int_equal(sg->needed_bytes, e->per_gpu_bytes);
+                    assert_int_equal(sg->fits, e->starts && e->per_gpu_bytes <= sg->gpu_bytes);
+                    /* needed: the estimate, or where it depends on the device
+                     * (vLLM) the smallest device it fits on */
+                    if (sg->needed_bytes != e->per_gpu_bytes) {
+                        assert_true(real_fits(m, &sg->opts, sg->needed_bytes));
+                        assert_false(real_fits(m, &sg->opts, sg->needed_bytes - 1));
+                    }
                     free(e);
                 }
             }
@@ -861,6 +906,7 @@ int main(void)
         cmocka_unit_test(test_advice_training),
         cmocka_unit_test(test_advice_combined),
         cmocka_unit_test(test_fit_error_propagates),
+        cmocka_unit_test(test_fit_needed_device_dependent),
         cmocka_unit_test(test_speed_bounds),
         cmocka_unit_test(test_plan_vllm),
         cmocka_unit_test(test_plan_llamacpp),
