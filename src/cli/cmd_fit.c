@@ -405,6 +405,12 @@ int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c)
     return -1;
 }
 
+bool vf_cli_runtime_runs_on(vf_runtime r, const vf_gpu *g)
+{
+    /* vLLM runs on CUDA and ROCm devices, not on Apple's Metal */
+    return !(r == VF_RUNTIME_VLLM && g->vendor && !strcmp(g->vendor, "apple"));
+}
+
 /* ---- output ---- */
 
 static const char *mode_name(const vf_estimate_opts *o)
@@ -594,6 +600,8 @@ static int fit_catalog(const vf_cli_fit_args *a, vf_model *m)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const vf_gpu *g = vf_gpu_get(i);
+        if (!vf_cli_runtime_runs_on(a->est.runtime, g))
+            continue;
         vf_fit_opts fo = {.est = a->est, .gpu_bytes = g->memory_bytes, .gpus = 1, .gpu = g, .no_search = true};
         if (vf_fit_run(m, &fo, f, &e) != VF_OK) {
             rc = vf_report_error(&e);

@@ -77,7 +77,7 @@ int cmd_plan(int argc, char **argv)
         const vf_gpu *best = NULL;
         for (size_t i = 0; i < vf_gpu_count(); i++) {
             const vf_gpu *g = vf_gpu_get(i);
-            if (best && g->memory_bytes >= best->memory_bytes)
+            if ((best && g->memory_bytes >= best->memory_bytes) || !vf_cli_runtime_runs_on(a.est.runtime, g))
                 continue;
             vf_fit_opts fo = {.est = a.est, .gpu_bytes = g->memory_bytes, .gpus = 1, .gpu = g, .no_search = true};
             if (vf_fit_run(m, &fo, f, &e) != VF_OK) {
