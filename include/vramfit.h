@@ -606,6 +606,7 @@ typedef struct vf_speed {
     bool known;                     /* false when the GPU has no bandwidth/FLOPS figures */
     double decode_tps_per_seq;      /* ≤ bandwidth ÷ bytes read per token for one sequence */
     double decode_tps_batch;        /* ≤ the same for the whole batch (tokens/s summed) */
+    uint64_t batch;                 /* sequences decoded at once for that bound (vLLM: at most its KV pool's) */
     uint64_t bytes_per_token;       /* weights read + KV read per step of one sequence, per GPU */
     double prefill_seconds;         /* one sequence's context: ≥ 2 × active params × tokens ÷ peak FLOP/s */
     double train_step_seconds;      /* ≥ 6 (4 with LoRA) × params × tokens ÷ peak FLOP/s */

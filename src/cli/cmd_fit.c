@@ -444,6 +444,7 @@ static json_t *speed_json(const vf_speed *s)
     json_object_set_new(j, "kind", json_string("upper bounds from bandwidth and peak FLOP/s"));
     json_object_set_new(j, "decode_tokens_per_s_per_sequence_max", json_real(s->decode_tps_per_seq));
     json_object_set_new(j, "decode_tokens_per_s_batch_max", json_real(s->decode_tps_batch));
+    json_object_set_new(j, "decode_batch", json_integer((json_int_t)s->batch));
     json_object_set_new(j, "bytes_read_per_token", json_integer((json_int_t)s->bytes_per_token));
     json_object_set_new(j, "prefill_seconds_min", json_real(s->prefill_seconds));
     if (s->train_step_seconds > 0)
@@ -460,7 +461,7 @@ static void print_speed(const vf_speed *s, const vf_fit *f, const vf_estimate_op
     printf("Speed bounds (upper limits; memory is not compute):\n");
     if (o->mode == VF_MODE_INFERENCE) {
         printf("  decode   <= %.1f tokens/s per sequence; <= %.1f tokens/s for the batch of %llu\n",
-               s->decode_tps_per_seq, s->decode_tps_batch, (unsigned long long)(f->est.batch ? f->est.batch : 1));
+               s->decode_tps_per_seq, s->decode_tps_batch, (unsigned long long)s->batch);
         printf("             (%.0f GB/s per GPU / %.2f GB read per token per GPU at %llu tokens of context)\n", bw,
                (double)s->bytes_per_token / 1e9, (unsigned long long)f->est.context);
         printf("  prefill  >= %.3f s for one sequence of %llu tokens (2 x active params x tokens / %.0f TFLOPS %s)\n",
@@ -483,8 +484,14 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     printf("Fits:   %s: needs %s per GPU of %s; %s %s\n", f->fits ? "yes" : "no",
            vf_fmt_bytes(f->needed_bytes, u, b1, sizeof b1), vf_fmt_bytes(f->gpu_bytes, u, b2, sizeof b2),
            h >= 0 ? "headroom" : "short by", vf_fmt_bytes((uint64_t)(h >= 0 ? h : -h), u, b3, sizeof b3));
+    if (f->needed_bytes != f->est.per_gpu_bytes && f->est.starts)
+        printf("        (the smallest device it fits on: the engine sizes its cache from the device)\n");
     if (!f->est.starts && f->est.reason[0])
         printf("        the engine would not start: %s\n", f->est.reason);
+    if (f->est.max_concurrency > 0)
+        printf("        KV cache pool: %s tokens, %.2f sequences of %llu tokens at once\n",
+               vf_fmt_count(f->est.kv_cache_tokens, b1, sizeof b1), f->est.max_concurrency,
+               (unsigned long long)f->est.context);
     char n1[32];
     if (f->max_context)
         printf("Longest context that fits: %s tokens%s\n", vf_fmt_count(f->max_context, n1, sizeof n1),
@@ -538,6 +545,8 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         json_object_set_new(j, "needed_bytes", json_integer((json_int_t)f->needed_bytes));
         json_object_set_new(j, "headroom_bytes", json_integer((json_int_t)f->headroom_bytes));
         json_object_set_new(j, "kv_cache_bytes", json_integer((json_int_t)f->est.kv_cache));
+        if (f->est.max_concurrency > 0)
+            json_object_set_new(j, "max_concurrency", json_real(f->est.max_concurrency));
         json_object_set_new(j, "max_context", json_integer((json_int_t)f->max_context));
         json_object_set_new(j, "max_context_is_model_limit", json_boolean(f->max_context_capped));
         json_object_set_new(j, "max_batch", json_integer((json_int_t)f->max_batch));

@@ -507,6 +507,13 @@ static void test_speed_bounds(void **state)
     assert_true(fabs(s.decode_tps_per_seq - per_seq) < 1e-6 * per_seq);
     double batch = 8 * 1e12 / (20e9 + 8 * 131072.0 * 4096);
     assert_true(fabs(s.decode_tps_batch - batch) < 1e-6 * batch);
+    assert_int_equal(s.batch, 8);
+    /* a KV pool that holds 2.5 sequences of this length: 2 decode at once */
+    e.max_concurrency = 2.5;
+    vf_speed_bounds(m, &o, &e, &g, 1, &s);
+    assert_int_equal(s.batch, 2);
+    batch = 2 * 1e12 / (20e9 + 2 * 131072.0 * 4096);
+    assert_true(fabs(s.decode_tps_batch - batch) < 1e-6 * batch);
     /* prefill of one sequence: 2 x 10e9 x 4096 / 500e12 */
     double pre = 2 * 10e9 * 4096 / 500e12;
     assert_true(fabs(s.prefill_seconds - pre) < 1e-9 * pre);
