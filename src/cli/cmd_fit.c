@@ -498,7 +498,10 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
                f->max_context_capped ? " (the model's limit)" : "");
     else
         printf("Longest context that fits: none\n");
-    if (f->max_batch)
+    if (f->max_batch && f->est.max_concurrency > 0)
+        printf("Largest batch that fits:   %s%s (sequences it starts with; its KV pool runs %.2f of full length at once)\n",
+               vf_fmt_count(f->max_batch, n1, sizeof n1), f->max_batch_capped ? "+" : "", f->est.max_concurrency);
+    else if (f->max_batch)
         printf("Largest batch that fits:   %s%s\n", vf_fmt_count(f->max_batch, n1, sizeof n1),
                f->max_batch_capped ? " (search limit)" : "");
     else
