@@ -52,7 +52,8 @@ static double weight_bits(const advisor *a)
 
 static void weights(advisor *a, const char *w, double bits, int cost, const char *detail)
 {
-    if (weight_bits(a) <= bits + 0.25)
+    /* only formats clearly smaller than the weights are now (Q4_K_M is not re-priced to Q4_K) */
+    if (weight_bits(a) <= bits * 1.2)
         return;
     vf_estimate_opts o = *a->base;
     snprintf(o.weights, sizeof o.weights, "%s", w);
@@ -265,7 +266,7 @@ static step apply_step(const advisor *a, int k, vf_estimate_opts *o)
         case 3: {
             const char *w = k == 2 ? (llama ? "q8_0" : vllm ? "fp8" : "int8") : (llama ? "q4_k" : vllm ? "awq" : "nf4");
             double bits = k == 2 ? 8.5 : 4.5;
-            if (weight_bits(a) > bits + 0.25) {
+            if (weight_bits(a) > bits * 1.2) {
                 snprintf(o->weights, sizeof o->weights, "%s", w);
                 st = (step){k == 2 ? COST_QUALITY : COST_METHOD,
                             k == 2 ? (llama ? "--weights q8_0" : vllm ? "--weights fp8" : "--weights int8")
