@@ -897,6 +897,52 @@ static void test_fit_catalog_properties(void **state)
         skip(); /* catalog or estimate not built in this tree yet */
 }
 
+/* Every keyword=value of the Accelerate plan is a documented argument. */
+static void test_plan_accelerate_documented(void **state)
+{
+    (void)state;
+    flagdoc doc[32];
+    size_t n = load_flags("tests/data/plan/accelerate-kwargs.txt", doc, 32);
+    assert_true(n >= 8);
+    vf_model *m = stub_model(64, 8192);
+    const char *ws[] = {"", "int8", "nf4", "nf4-dq", "fp4"};
+    for (size_t i = 0; i < 5; i++) {
+        vf_estimate_opts o;
+        vf_estimate_opts_init(&o);
+        o.runtime = VF_RUNTIME_TRANSFORMERS;
+        snprintf(o.weights, sizeof o.weights, "%s", ws[i]);
+        vf_estimate e;
+        memset(&e, 0, sizeof e);
+        e.weights = 30 * GIB; /* more than the two GPUs' budget: a cpu entry */
+        e.per_gpu_bytes = 32 * GIB;
+        e.gpus = 1;
+        char buf[2048];
+        assert_int_equal(vf_plan_emit(VF_ENGINE_ACCELERATE, m, "org/m", &o, &e, 12 * GIB, 2, buf, sizeof buf, NULL),
+                         VF_OK);
+        assert_non_null(strstr(buf, "max_memory={0: \"10240MiB\", 1: \"10240MiB\", \"cpu\": "));
+        size_t kw = 0;
+        for (char *p = buf; (p = strchr(p, '=')) != NULL; p++) {
+            if (p[1] == '=' )
+                continue;
+            char *q = p;
+            while (q > buf && (q[-1] == '_' || (q[-1] >= 'a' && q[-1] <= 'z') || (q[-1] >= '0' && q[-1] <= '9')))
+                q--;
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(p - q), q);
+            if (!name[0])
+                continue;
+            size_t d = 0;
+            while (d < n && strcmp(doc[d].flag, name))
+                d++;
+            if (d == n)
+                fail_msg("'%s' is not a documented argument (in: %s)", name, buf);
+            kw++;
+        }
+        assert_true(kw >= 3);
+    }
+    vf_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -920,6 +966,7 @@ int main(void)
         cmocka_unit_test(test_plan_deepspeed),
         cmocka_unit_test(test_plan_flags_documented),
         cmocka_unit_test(test_plan_deepspeed_documented),
+        cmocka_unit_test(test_plan_accelerate_documented),
         cmocka_unit_test(test_fit_catalog_properties),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
