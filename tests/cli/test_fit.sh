@@ -6,11 +6,11 @@ check_err "fit: missing model" 2 "missing MODEL" "$VF" fit
 check_err "fit: unknown gpu" 2 "no such gpu" "$VF" fit x --gpu "Voodoo 5"
 check_err "fit: gpu count 0" 2 "count" "$VF" fit x --gpu H100x0
 check_err "fit: --gpu and --local" 2 "exclude" "$VF" fit x --gpu H100 --local
-check_err "fit: bad context" 2 "not a number" "$VF" fit x --gpu H100 --context lots
-check_err "fit: zero batch" 2 "at least 1" "$VF" fit x --gpu H100 --batch 0
+check_err "fit: bad context" 2 "expected a positive count" "$VF" fit x --gpu H100 --context lots
+check_err "fit: zero batch" 2 "expected a positive count" "$VF" fit x --gpu H100 --batch 0
 check_err "fit: bad runtime" 2 "runtime" "$VF" fit x --runtime tgi
 check_err "fit: bad weights" 2 "weights" "$VF" fit x --weights q17
-check_err "fit: bad util" 2 "util" "$VF" fit x --util 1.5
+check_err "fit: bad gpu-util" 2 "gpu-util" "$VF" fit x --gpu-util 1.5
 check_err "fit: --emit is plan's" 2 "unknown option" "$VF" fit x --emit vllm
 check_err "fit: missing model file" 3 "no such file" "$VF" fit /nonexistent/model.safetensors --gpu H100
 
@@ -63,3 +63,41 @@ check_json "fit: bare size" 0 '.gpu_bytes == 24*1073741824' "$VF" fit meta-llama
 check_out "fit: human output has the unit" 0 "GiB" "$VF" fit meta-llama/Llama-3.2-1B --gpu RTX4090 --context 4096
 check_out "fit: speed bounds labelled" 0 "Speed bounds (upper limits" "$VF" fit meta-llama/Llama-3.2-1B --gpu RTX4090 --context 4096
 check "fit: training fits or not (exit 0/1)" 1 "$VF" fit meta-llama/Llama-3.1-8B --gpu RTX4090 --train --seq-len 2048
+
+# Every suggestion, applied through the command line, gives the answer it claims.
+for spec in "Qwen/Qwen3-8B|RTX4090|--runtime transformers --context 32768 --batch 4" \
+    "meta-llama/Llama-3.1-70B|H100|--runtime vllm --context 8192" \
+    "meta-llama/Llama-3.1-70B|RTX4090|--runtime llamacpp --context 8192" \
+    "meta-llama/Llama-3.1-8B|RTX4090|--train --context 2048"; do
+    model=${spec%%|*}
+    rest=${spec#*|}
+    gpu=${rest%%|*}
+    knobs=${rest#*|}
+    # shellcheck disable=SC2086
+    "$VF" fit "$model" --gpu "$gpu" $knobs --json >"$TMP/adv.json" 2>/dev/null
+    n=$(jq '.suggestions | length' "$TMP/adv.json")
+    i=0
+    while [ "$i" -lt "$n" ]; do
+        change=$(jq -r ".suggestions[$i].change" "$TMP/adv.json")
+        fits=$(jq -r ".suggestions[$i].fits" "$TMP/adv.json")
+        need=$(jq -r ".suggestions[$i].needed_bytes" "$TMP/adv.json")
+        i=$((i + 1))
+        want=1
+        [ "$fits" = true ] && want=0
+        case "$change" in
+        --*" GPUs ("*) continue ;; # more GPUs: checked by the min_gpus tests
+        --*)
+            args=${change%% (*}
+            # shellcheck disable=SC2086
+            check_json "fit: suggestion '$change' ($model on $gpu)" $want ".needed_bytes == $need" \
+                "$VF" fit "$model" --gpu "$gpu" $knobs $args --json
+            ;;
+        *" GPUs ("*) continue ;;
+        *)
+            # shellcheck disable=SC2086
+            check_json "fit: suggestion '$change' ($model)" $want ".needed_bytes == $need" \
+                "$VF" fit "$model" --gpu "$change" $knobs --json
+            ;;
+        esac
+    done
+done
