@@ -101,3 +101,12 @@ for spec in "Qwen/Qwen3-8B|RTX4090|--runtime transformers --context 32768 --batc
         esac
     done
 done
+
+# --local: this machine's devices (the loader's fake NVML), fitting into the least free memory.
+FAKE_NVML=${BUILD:-build}/fake/libnvidia-ml.so.1
+if [ -f "$FAKE_NVML" ]; then
+    check_json "fit --local: free memory of the fake devices" 0 \
+        '.gpu == "Fake GPU 0" and .gpu_count == 2 and .gpu_bytes == 23*1073741824' \
+        env VF_NVML_LIBRARY="$FAKE_NVML" FAKE_NVML_DEVICES=2 FAKE_CUDA_TOTAL_MB=24576 FAKE_NVML_USED_MB=1024 \
+        "$VF" fit Qwen/Qwen3-8B --local --context 4096 --json
+fi
