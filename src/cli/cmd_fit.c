@@ -235,8 +235,9 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     printf("Fits:   %s: needs %s per GPU of %s; %s %s\n", f->fits ? "yes" : "no",
            vf_fmt_bytes(f->needed_bytes, u, b1, sizeof b1), vf_fmt_bytes(f->gpu_bytes, u, b2, sizeof b2),
            h >= 0 ? "headroom" : "short by", vf_fmt_bytes((uint64_t)(h >= 0 ? h : -h), u, b3, sizeof b3));
-    if (f->needed_bytes != f->est.per_gpu_bytes && f->est.starts)
-        printf("        (the smallest device it fits on: the engine sizes its cache from the device)\n");
+    if (f->est.starts && (double)f->est.per_gpu_bytes > 1.01 * (double)f->needed_bytes)
+        printf("        (the smallest device it fits on; the engine takes %s here, sizing its cache from the device)\n",
+               vf_fmt_bytes(f->est.per_gpu_bytes, u, b1, sizeof b1));
     if (!f->est.starts && f->est.reason[0])
         printf("        the engine would not start: %s\n", f->est.reason);
     if (f->est.max_concurrency > 0)
