@@ -465,7 +465,8 @@ static vf_status read_chunk(vf_loader *l, const chunk *c, unsigned char *buf, bo
     return VF_OK;
 }
 
-static bool cancelled(const vf_loader *l) { return l->o.cancel && *l->o.cancel; }
+/* The flag is set by a signal handler or another thread: read it atomically. */
+static bool cancelled(const vf_loader *l) { return l->o.cancel && __atomic_load_n(l->o.cancel, __ATOMIC_RELAXED); }
 
 static void *reader_main(void *arg)
 {

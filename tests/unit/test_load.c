@@ -246,6 +246,58 @@ static void test_sharded_cuda(void **state)
     free(p1), free(p2), free(ix), free(dir);
 }
 
+/* We are a library: a load must leave the calling thread's current context as
+ * it found it (an application's own context, here device 1's primary), not
+ * ours and not none. */
+static void *fake_sym(const char *name)
+{
+    void *f = dlsym(tl_fake, name);
+    if (!f)
+        fail_msg("the fake driver lacks %s", name);
+    return f;
+}
+
+static void test_caller_context_kept(void **state)
+{
+    (void)state;
+    tl_fake_env("FAKE_CUDA_DEVICES=2", "FAKE_CUDA_DELAY_US=50", NULL);
+    int (*retain)(void **, int), (*release)(int), (*set_current)(void *), (*get_current)(void **), (*init)(unsigned);
+    void *f;
+    f = fake_sym("cuDevicePrimaryCtxRetain"), memcpy(&retain, &f, sizeof f);
+    f = fake_sym("cuDevicePrimaryCtxRelease_v2"), memcpy(&release, &f, sizeof f);
+    f = fake_sym("cuCtxSetCurrent"), memcpy(&set_current, &f, sizeof f);
+    f = fake_sym("cuCtxGetCurrent"), memcpy(&get_current, &f, sizeof f);
+    f = fake_sym("cuInit"), memcpy(&init, &f, sizeof f);
+    void *mine = NULL, *now = NULL;
+    assert_int_equal(init(0), 0);
+    assert_int_equal(retain(&mine, 1), 0);
+    assert_int_equal(set_current(mine), 0);
+
+    char *dir = tu_tmpdir(), *p = tu_path(dir, "model.safetensors");
+    vf_model *m = tl_llama(p, 2, 256);
+    vf_loader *l = NULL;
+    vf_load_result r;
+    vf_error e = {0};
+    if (load(m, "cuda:0", 256 << 10, 2, true, NULL, &l, &r, &e) != VF_OK)
+        fail_msg("%s", e.msg);
+    assert_int_equal(get_current(&now), 0);
+    assert_ptr_equal(now, mine); /* after the load */
+    vf_loader_free(l);
+    assert_int_equal(get_current(&now), 0);
+    assert_ptr_equal(now, mine); /* after the loader is gone */
+    l = NULL;                    /* a failed open (no such device) leaves it too */
+    assert_int_equal(load(m, "cuda:5", 0, 0, false, NULL, &l, &r, &e), VF_EDEVICE);
+    assert_int_equal(get_current(&now), 0);
+    assert_ptr_equal(now, mine);
+
+    assert_int_equal(set_current(NULL), 0);
+    assert_int_equal(release(1), 0);
+    tl_assert_clean();
+    vf_model_free(m);
+    tu_rm_rf(dir);
+    free(p), free(dir);
+}
+
 /* A device map file: prefixes, layer ranges and a default, over two fake
  * GPUs and the host; each device gets one allocation. */
 static void test_device_map_file(void **state)
@@ -281,6 +333,8 @@ static void test_device_map_file(void **state)
     }
     tl_assert_exact(l, m, false);
     assert_true(r.verified);
+    /* the ring is pinned once for both GPUs: no copy is staged like pageable memory */
+    assert_int_equal(tl_fake_stats().pageable_copies, 0);
     vf_loader_free(l);
     tl_assert_clean();
     /* a tensor with no device, and a bad value */
@@ -423,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_device_map_file),
         cmocka_unit_test(test_device_map_auto),
         cmocka_unit_test(test_gguf_cuda),
+        cmocka_unit_test(test_caller_context_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

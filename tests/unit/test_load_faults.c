@@ -154,18 +154,20 @@ static int g_calls, g_fail_at, g_errno;
 static bool g_short;
 static volatile int g_cancel;
 
+/* Reader threads call this concurrently: the counter and the flag are atomic. */
 static ssize_t faulty_pread(int fd, void *buf, size_t n, off_t off)
 {
-    if (++g_calls == g_fail_at) {
+    int k = __atomic_add_fetch(&g_calls, 1, __ATOMIC_SEQ_CST);
+    if (k == g_fail_at) {
         if (g_short)
             return 0; /* end of file where the header promised data */
         if (g_errno) {
             errno = g_errno;
             return -1;
         }
-        g_cancel = 1; /* an interrupt arriving mid-load */
+        __atomic_store_n(&g_cancel, 1, __ATOMIC_SEQ_CST); /* an interrupt arriving mid-load */
     }
-    if (g_short && g_calls == g_fail_at - 1 && n > 100)
+    if (g_short && k == g_fail_at - 1 && n > 100)
         return pread(fd, buf, n / 2, off); /* a short read first: must be continued, not trusted */
     return pread(fd, buf, n, off);
 }
