@@ -298,6 +298,50 @@ static void test_caller_context_kept(void **state)
     free(p), free(dir);
 }
 
+/* Empty tensors in the middle, and a model whose tensors are all empty: no
+ * zero-byte allocation or copy reaches the driver (cuMemAlloc_v2 refuses 0),
+ * and every backend reports the load done. */
+static void test_zero_size_tensors(void **state)
+{
+    (void)state;
+    tl_fake_env(NULL);
+    char *dir = tu_tmpdir(), *p = tu_path(dir, "z.safetensors"), *q = tu_path(dir, "e.safetensors");
+    tu_st_tensor mixed[] = {{"model.layers.0.a.weight", "F32", 1, {1000}},
+                            {"model.layers.0.b.weight", "F32", 2, {0, 7}},
+                            {"model.layers.0.c.weight", "BF16", 1, {333}}};
+    tu_st_tensor empty[] = {{"model.layers.0.a.weight", "F32", 1, {0}}, {"lm_head.weight", "BF16", 2, {7, 0}}};
+    tu_write_safetensors(p, mixed, 3);
+    tu_write_safetensors(q, empty, 2);
+    vf_model *m = NULL, *z = NULL;
+    vf_error e = {0};
+    assert_int_equal(vf_model_open(p, &m, &e), VF_OK);
+    assert_int_equal(vf_model_open(q, &z, &e), VF_OK);
+    tl_fill_data(m);
+    const char *devs[] = {"host", "null", "cuda:0"};
+    for (size_t d = 0; d < 3; d++) {
+        vf_loader *l = NULL;
+        vf_load_result r;
+        bool keeps = strcmp(devs[d], "null") != 0;
+        if (load(m, devs[d], 0, 0, keeps, NULL, &l, &r, &e) != VF_OK)
+            fail_msg("%s: %s", devs[d], e.msg);
+        assert_int_equal(r.bytes, 4000 + 666);
+        if (keeps)
+            tl_assert_exact(l, m, d == 0);
+        vf_loader_free(l);
+        l = NULL;
+        if (load(z, devs[d], 0, 0, keeps, NULL, &l, &r, &e) != VF_OK)
+            fail_msg("%s (all empty): %s", devs[d], e.msg);
+        assert_int_equal(r.bytes, 0);
+        assert_int_equal(r.tensors, 2);
+        vf_loader_free(l);
+    }
+    tl_assert_clean();
+    vf_model_free(m);
+    vf_model_free(z);
+    tu_rm_rf(dir);
+    free(p), free(q), free(dir);
+}
+
 /* A device map file: prefixes, layer ranges and a default, over two fake
  * GPUs and the host; each device gets one allocation. */
 static void test_device_map_file(void **state)
@@ -478,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_device_map_auto),
         cmocka_unit_test(test_gguf_cuda),
         cmocka_unit_test(test_caller_context_kept),
+        cmocka_unit_test(test_zero_size_tensors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
