@@ -31,6 +31,7 @@ typedef struct CUevent_st *CUevent;
 #define CUDA_ERROR_NO_DEVICE 100
 #define CUDA_ERROR_NOT_READY 600
 #define CU_STREAM_NON_BLOCKING 0x1
+#define CU_EVENT_BLOCKING_SYNC 0x1
 #define CU_EVENT_DISABLE_TIMING 0x2
 #define CU_MEMHOSTALLOC_PORTABLE 0x1
 
@@ -270,7 +271,10 @@ static vf_status cuda_event_create(vf__backend *b, void **ev, vf_error *err)
     CUevent e = NULL;
     CUresult r = enter(b);
     if (r == CUDA_SUCCESS) {
-        r = CU(b)->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
+        /* Blocking: a waiting coordinator sleeps instead of spinning (the primary
+         * context's default scheduling spins) and leaves its core to the readers;
+         * the ring keeps enough copies queued that the wake-up costs no bandwidth. */
+        r = CU(b)->cuEventCreate(&e, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
         leave(b);
     }
     if (r != CUDA_SUCCESS)

@@ -69,6 +69,7 @@ typedef struct CUctx_st {
 
 typedef struct CUevent_st {
     ctx_t *ctx;
+    unsigned flags;
     int state; /* 0 idle/complete, 1 pending */
     int err;
     struct CUevent_st *next_all;
@@ -709,6 +710,7 @@ EXPORT CUresult cuEventCreate(ev_t **e, unsigned flags)
     if (!*e)
         return E_OOM;
     (*e)->ctx = cur_ctx;
+    (*e)->flags = flags;
     pthread_mutex_lock(&G);
     st.events++;
     pthread_mutex_unlock(&G);
@@ -768,6 +770,8 @@ EXPORT CUresult cuEventSynchronize(ev_t *e)
     if (!e)
         return E_INVALID_HANDLE;
     pthread_mutex_lock(&G);
+    if (!(e->flags & 0x1))
+        st.spin_waits++;
     while (e->state == 1)
         pthread_cond_wait(&done_cv, &G);
     CUresult r = e->err;
