@@ -33,6 +33,10 @@ ssize_t (*vf__load_pread)(int fd, void *buf, size_t n, off_t off) = pread;
 #define DEFAULT_SLOT ((uint64_t)8 << 20)
 #define DEFAULT_MAX_THREADS 16
 #define MIN_SLOT ((uint64_t)64 << 10)
+/* The plan holds one 40-byte record per chunk: sizes come from files (a sparse
+ * file can claim petabytes), so their number is capped (320 MiB of plan; 64 TiB
+ * in 8 MiB slots) before anything that large is allocated. */
+#define MAX_CHUNKS ((size_t)1 << 23)
 #define DIRECT_ALIGN 4096u /* O_DIRECT: offset, length and buffer aligned to the logical block */
 
 typedef struct chunk {
@@ -187,6 +191,10 @@ static vf_status add_chunks(vf_loader *l, size_t *cap, uint32_t file, uint32_t p
 {
     while (len > 0) {
         uint64_t n = len < l->slot_bytes ? len : l->slot_bytes;
+        if (l->n_chunks == MAX_CHUNKS)
+            return vf__err(err, VF_EUNSUPPORTED, vf_model_source(l->m),
+                           "too large to stage in %llu-byte buffers (more than %zu chunks): raise --staging-mb",
+                           (unsigned long long)l->slot_bytes, MAX_CHUNKS);
         if (l->n_chunks == *cap) {
             size_t nc = *cap ? *cap * 2 : 64;
             chunk *c = realloc(l->chunks, nc * sizeof *c);
@@ -214,10 +222,11 @@ static vf_status plan_per_file(vf_loader *l, vf_error *err)
     for (size_t f = 0; f < nf; f++) {
         const vf_file_info *fi = vf_model_file(m, f);
         l->parts[f] = (part){0, fi->data_bytes, 0, false};
+        if (vf__add_overflow(l->total_bytes, fi->data_bytes, &l->total_bytes))
+            return vf__err(err, VF_EFORMAT, vf_model_source(m), "the files' data add up past 2^64 bytes");
         vf_status st = add_chunks(l, &cap, (uint32_t)f, (uint32_t)f, fi->data_offset, fi->data_bytes, 0, err);
         if (st != VF_OK)
             return st;
-        l->total_bytes += fi->data_bytes;
     }
     l->n_parts = nf;
     for (size_t i = 0; i < vf_model_tensor_count(m); i++) {
@@ -272,7 +281,17 @@ static vf_status plan_mapped(vf_loader *l, const vf__placement *p, vf_error *err
             if (p->tensor_dev[i] != d)
                 continue;
             const vf_tensor *t = vf_model_tensor(m, i);
-            dst = (dst + VF_LOAD_TENSOR_ALIGN - 1) / VF_LOAD_TENSOR_ALIGN * VF_LOAD_TENSOR_ALIGN;
+            /* Sizes come from the files (sparse ones can claim exabytes): a wrapped
+             * offset would put tensors inside a too-small allocation. */
+            uint64_t aligned, end;
+            if (vf__add_overflow(dst, VF_LOAD_TENSOR_ALIGN - 1, &aligned) ||
+                vf__add_overflow(aligned / VF_LOAD_TENSOR_ALIGN * VF_LOAD_TENSOR_ALIGN, t->n_bytes, &end) ||
+                vf__add_overflow(l->total_bytes, t->n_bytes, &l->total_bytes)) {
+                st = vf__err(err, VF_EFORMAT, vf_model_source(m), "the tensors for %s add up past 2^64 bytes",
+                             p->devices[d]);
+                break;
+            }
+            dst = aligned / VF_LOAD_TENSOR_ALIGN * VF_LOAD_TENSOR_ALIGN;
             l->tensor_part[i] = (uint32_t)d;
             l->tensor_dst[i] = dst;
             if (run_len && run_file == t->file && run_off + run_len == t->offset && run_dst + run_len == dst) {
@@ -282,8 +301,7 @@ static vf_status plan_mapped(vf_loader *l, const vf__placement *p, vf_error *err
                     st = add_chunks(l, &cap, run_file, (uint32_t)d, run_off, run_len, run_dst, err);
                 run_file = t->file, run_off = t->offset, run_len = t->n_bytes, run_dst = dst;
             }
-            dst += t->n_bytes;
-            l->total_bytes += t->n_bytes;
+            dst = end;
         }
         if (run_len && st == VF_OK)
             st = add_chunks(l, &cap, run_file, (uint32_t)d, run_off, run_len, run_dst, err);
