@@ -72,6 +72,7 @@ struct vf_loader {
     size_t n_devs;
     vf__backend *devs[VF_LOAD_MAX_DEVICES];
     vf_load_device info[VF_LOAD_MAX_DEVICES];
+    bool by_nvml[VF_LOAD_MAX_DEVICES]; /* the device's figures all come from NVML */
     uint32_t *tensor_part;
     uint64_t *tensor_dst;
     size_t n_tensors_placed;
@@ -126,6 +127,21 @@ static int dev_index(vf_loader *l, const char *name) /* -1 if not open */
     return -1;
 }
 
+/* NVML's used bytes of the device with this UUID now. */
+static bool nvml_used(const char *uuid, uint64_t *used)
+{
+    vf_local_gpu g[VF_LOAD_MAX_DEVICES];
+    size_t n = 0;
+    if (!uuid[0] || vf_local_gpus(g, VF_LOAD_MAX_DEVICES, &n, NULL) != VF_OK)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(g[i].uuid, uuid) == 0) {
+            *used = g[i].used_bytes;
+            return true;
+        }
+    return false;
+}
+
 static vf_status open_device(vf_loader *l, const char *name, vf_local_gpu *gpus, size_t n_gpus, vf_error *err)
 {
     if (dev_index(l, name) >= 0)
@@ -146,10 +162,17 @@ static vf_status open_device(vf_loader *l, const char *name, vf_local_gpu *gpus,
     if (b->ops->mem_info(b, &fr, &tot, NULL) == VF_OK) {
         d->used_ready_bytes = tot - fr;
         d->used_before_bytes = d->used_ready_bytes;
-        /* NVML saw the device before our context existed: the difference is the context's cost. */
+        /* NVML saw the device before our context existed: the difference is the
+         * context's cost. NVML again now, not cuMemGetInfo: the two disagree by
+         * the driver's reserved memory (NVML's v1 "used" and total include it,
+         * cuMemGetInfo's do not: ~0.5 GiB on an H100), which would swallow the
+         * context's cost. */
+        uint64_t ready = 0;
         for (size_t g = 0; g < n_gpus; g++)
-            if (b->uuid[0] && strcmp(gpus[g].uuid, b->uuid) == 0) {
+            if (b->uuid[0] && strcmp(gpus[g].uuid, b->uuid) == 0 && nvml_used(b->uuid, &ready)) {
                 d->used_before_bytes = gpus[g].used_bytes;
+                d->used_ready_bytes = ready;
+                l->by_nvml[i] = true;
                 snprintf(d->mem_source, sizeof d->mem_source, "nvml");
             }
     }
@@ -875,6 +898,9 @@ vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err)
         uint64_t fr = 0, tot = 0;
         if (b->ops->mem_info(b, &fr, &tot, NULL) == VF_OK) {
             d->used_after_bytes = tot - fr;
+            uint64_t after = 0;
+            if (l->by_nvml[i] && nvml_used(b->uuid, &after))
+                d->used_after_bytes = after; /* the same counter as before and ready */
             if (d->used_after_bytes > d->used_ready_bytes)
                 res->device_bytes_used += d->used_after_bytes - d->used_ready_bytes;
             if (d->used_ready_bytes > d->used_before_bytes)

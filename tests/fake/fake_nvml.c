@@ -4,7 +4,9 @@
  * (FAKE_CUDA_DEVICES, FAKE_CUDA_TOTAL_MB, the same UUID bytes); used memory
  * is FAKE_NVML_USED_MB plus, when the fake libcuda.so.1 is loaded in the
  * process, its context and allocations. FAKE_NVML_FAIL_INIT=1 makes
- * nvmlInit_v2 fail as it does without a driver. */
+ * nvmlInit_v2 fail as it does without a driver. FAKE_NVML_RESERVED_MB=r adds
+ * the driver's reserved memory to total and used, as the real v1 query does
+ * (cuMemGetInfo never counts it: the two APIs differ by it). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -113,8 +115,9 @@ EXPORT int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
     int i = index_of(d);
     if (i < 0 || !m)
         return NVML_ERROR_INVALID_ARGUMENT;
-    unsigned long long total = (unsigned long long)env_l("FAKE_CUDA_TOTAL_MB", 81920) << 20;
-    unsigned long long used = (unsigned long long)env_l("FAKE_NVML_USED_MB", 0) << 20;
+    unsigned long long reserved = (unsigned long long)env_l("FAKE_NVML_RESERVED_MB", 0) << 20;
+    unsigned long long total = ((unsigned long long)env_l("FAKE_CUDA_TOTAL_MB", 81920) << 20) + reserved;
+    unsigned long long used = ((unsigned long long)env_l("FAKE_NVML_USED_MB", 0) << 20) + reserved;
     const char *cuda = getenv("VF_CUDA_LIBRARY");
     void *lib = cuda ? dlopen(cuda, RTLD_NOW | RTLD_NOLOAD) : NULL;
     if (lib) {
