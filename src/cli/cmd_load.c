@@ -10,9 +10,16 @@
 
 static volatile sig_atomic_t g_cancel;
 
+/* The first interrupt asks the load to stop and release everything; a second
+ * one (a wedged device or file system can hold the drain) ends the process
+ * the default way. */
 static void on_sigint(int sig)
 {
-    (void)sig;
+    if (g_cancel) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
     g_cancel = 1;
 }
 
