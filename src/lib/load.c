@@ -423,12 +423,16 @@ vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loader **o
         l->info[l->parts[l->tensor_part[i]].dev].bytes += vf_model_tensor(m, i)->n_bytes;
     }
     l->n_tensors_placed = nt;
-    for (size_t c = 0; c < l->n_chunks; c++)
-        if (!l->devs[l->parts[l->chunks[c].part].dev]->ops->host_addressable) {
+    /* The ring is pinned by a device that keeps data (a GPU), not by "null"
+     * (plain memory), whose buffers a GPU would copy from as pageable memory. */
+    for (size_t c = 0; c < l->n_chunks; c++) {
+        vf__backend *b = l->devs[l->parts[l->chunks[c].part].dev];
+        if (!b->ops->host_addressable) {
             l->need_ring = true;
-            if (!l->ring_owner)
-                l->ring_owner = l->devs[l->parts[l->chunks[c].part].dev];
+            if (!l->ring_owner || (!l->ring_owner->ops->keeps_data && b->ops->keeps_data))
+                l->ring_owner = b;
         }
+    }
     /* A small model needs no more slots than it has chunks to stage. */
     size_t ring_chunks = 0;
     for (size_t c = 0; c < l->n_chunks; c++)

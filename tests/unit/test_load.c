@@ -383,6 +383,17 @@ static void test_device_map_file(void **state)
     assert_int_equal(tl_fake_stats().pageable_copies, 0);
     vf_loader_free(l);
     tl_assert_clean();
+    /* the same when "null" holds the first tensors: the ring is still pinned by a GPU */
+    const char *map_null = "{\"model.embed_tokens\": \"null\", \"*\": 1}";
+    tu_write(mp, map_null, strlen(map_null));
+    l = NULL;
+    tl_fake_env("FAKE_CUDA_DEVICES=2", NULL);
+    if (load(m, "", 256 << 10, 2, false, mp, &l, &r, &e) != VF_OK)
+        fail_msg("%s", e.msg);
+    assert_true(tl_fake_stats().copy_calls > 0);
+    assert_int_equal(tl_fake_stats().pageable_copies, 0);
+    vf_loader_free(l);
+    tl_assert_clean();
     /* a tensor with no device, and a bad value */
     const char *bad1 = "{\"layers:0-5\": 0}", *bad2 = "{\"*\": \"disk\"}";
     tu_write(mp, bad1, strlen(bad1));
