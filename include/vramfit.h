@@ -451,6 +451,13 @@ typedef struct vf_infer_opts {
     int32_t n_gpu_layers;    /* -ngl; -1 = all */
     uint32_t n_split;
     double tensor_split[VF_MAX_SPLIT];
+    /* added by the inference module */
+    char keep_dtype[16];     /* dtype a quantizing load keeps the other tensors in ("" = as stored; transformers
+                                without torch_dtype loads them as "f32") */
+    char gpu_name[64];       /* the GPU's name when known: vLLM picks its defaults by GPU class */
+    bool kv_unified;         /* llama.cpp --kv-unified: one KV stream shared by all sequences */
+    bool logits_all;         /* transformers: logits for every prompt position (a plain forward, or
+                                generate before logits_to_keep), not one per sequence */
 } vf_infer_opts;
 
 /* Training knobs (estimate --train). */
@@ -535,6 +542,14 @@ typedef struct vf_estimate {
 VF_API vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err);
 
 /* estimate: section for further inference API */
+
+/**
+ * True when spec is a weight format --weights accepts: a dtype, a load
+ * scheme (vf_quant_scheme_parse), or a llama.cpp file type ("q4_k_m",
+ * "q3_k_l", "q5_k_s", "iq4_xs", ...) priced tensor by tensor as
+ * llama-quantize would store it.
+ */
+VF_API bool vf_weights_format_valid(const char *spec);
 
 /* train: section for further training API */
 
