@@ -135,7 +135,7 @@ static bool nvml_used(const char *uuid, uint64_t *used)
     if (!uuid[0] || vf_local_gpus(g, VF_LOAD_MAX_DEVICES, &n, NULL) != VF_OK)
         return false;
     for (size_t i = 0; i < n; i++)
-        if (strcmp(g[i].uuid, uuid) == 0) {
+        if (strcmp(g[i].uuid, uuid) == 0 && g[i].total_bytes > 0) { /* 0: NVML refused the memory query */
             *used = g[i].used_bytes;
             return true;
         }
@@ -169,7 +169,8 @@ static vf_status open_device(vf_loader *l, const char *name, vf_local_gpu *gpus,
          * context's cost. */
         uint64_t ready = 0;
         for (size_t g = 0; g < n_gpus; g++)
-            if (b->uuid[0] && strcmp(gpus[g].uuid, b->uuid) == 0 && nvml_used(b->uuid, &ready)) {
+            if (b->uuid[0] && strcmp(gpus[g].uuid, b->uuid) == 0 && gpus[g].total_bytes > 0 &&
+                nvml_used(b->uuid, &ready)) {
                 d->used_before_bytes = gpus[g].used_bytes;
                 d->used_ready_bytes = ready;
                 l->by_nvml[i] = true;
