@@ -33,6 +33,9 @@ if [ "${GPU_CHECK_FAKE:-0}" = 1 ]; then
     export FAKE_CUDA_DISCARD=${FAKE_CUDA_DISCARD:-0}
     echo "gpu-check: FAKE driver ($VF_CUDA_LIBRARY): the figures below are not a GPU's"
 fi
+# The fake keeps "device" memory in host RAM unless told to discard it (no read-back then).
+MEASURE="env"
+[ "${GPU_CHECK_FAKE:-0}" = 1 ] && MEASURE="env FAKE_CUDA_DISCARD=1"
 fails=0
 step() { echo; echo "== $*"; }
 result() { # NAME OK(0/1) DETAIL
@@ -142,7 +145,7 @@ F=$DIR/model.safetensors
 "$LIM" gen "$F" $((GIB << 30)) >/dev/null || exit 1
 cat "$F" >/dev/null
 "$VF" load "$F" --device "$DEV" --json >/dev/null || exit 1 # warm-up: context creation, page cache
-out=$("$VF" load "$F" --device "$DEV" --json) || exit 1
+out=$($MEASURE "$VF" load "$F" --device "$DEV" --json) || exit 1
 for k in bytes seconds gib_per_s peak_host_rss_bytes staging_bytes buffers threads device_bytes_used device_context_bytes weights_bytes; do
     printf '%s=%s ' "$k" "$(echo "$out" | jget $k)"
 done
@@ -163,7 +166,7 @@ if [ "${GPU_CHECK_SWEEP:-1}" = 1 ]; then
     step "readers and ring (GiB/s; for tuning the defaults, no target)"
     for t in 4 8 16; do
         for mb in 64 256 512; do
-            g=$("$VF" load "$F" --device "$DEV" --threads $t --staging-mb $mb --json 2>/dev/null | jget gib_per_s)
+            g=$($MEASURE "$VF" load "$F" --device "$DEV" --threads $t --staging-mb $mb --json 2>/dev/null | jget gib_per_s)
             echo "threads=$t staging_mb=$mb gib_per_s=${g:-failed} ratio=$(calc "${g:-0} / $BW")"
         done
     done
