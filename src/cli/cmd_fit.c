@@ -108,8 +108,8 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
 void vf_cli_fit_settle(vf_cli_fit_args *a, const vf_model *m)
 {
     vf_estimate_opts *o = &a->est;
-    if (!a->runtime_set && o->mode == VF_MODE_INFERENCE && vf_model_format(m) == VF_FORMAT_GGUF)
-        o->runtime = VF_RUNTIME_LLAMACPP;
+    if (!a->runtime_set)
+        vf_cli_default_runtime(o, m);
     if (o->mode == VF_MODE_INFERENCE && o->runtime == VF_RUNTIME_VLLM) {
         if (!o->infer.max_model_len)
             o->infer.max_model_len = o->infer.context;
@@ -227,7 +227,7 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
 {
     char b1[32], b2[32], b3[32];
     vf_units u = a->units;
-    printf("Model:  %s (%s)\n", model, mode_name(&a->est));
+    printf("Model:  %s (%s, runtime %s)\n", model, mode_name(&a->est), vf_runtime_name(a->est.runtime));
     printf("GPU:    %s x%u, %s each\n", c->name, c->count, vf_fmt_bytes(f->gpu_bytes, u, b1, sizeof b1));
     if (c->note[0])
         printf("        note: %s\n", c->note);
