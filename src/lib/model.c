@@ -78,14 +78,29 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
     return true;
 }
 
+/* Names are many (100k+ tensors) and short: they are carved from 64 KiB
+ * blocks listed in m->strings rather than malloc'd one by one. */
+#define VF_ARENA_BLOCK ((size_t)64 << 10)
+
 const char *vf__model_strdup(vf_model *m, const char *s)
 {
-    if (!grow((void **)&m->strings, &m->cap_strings, m->n_strings, sizeof *m->strings))
-        return NULL;
-    char *d = strdup(s);
-    if (!d)
-        return NULL;
-    m->strings[m->n_strings++] = d;
+    size_t n = strlen(s) + 1;
+    if (n > m->arena_left) {
+        if (!grow((void **)&m->strings, &m->cap_strings, m->n_strings, sizeof *m->strings))
+            return NULL;
+        bool own = n > VF_ARENA_BLOCK / 4; /* a long one gets its own block; the current stays */
+        char *b = malloc(own ? n : VF_ARENA_BLOCK);
+        if (!b)
+            return NULL;
+        m->strings[m->n_strings++] = b;
+        if (own)
+            return memcpy(b, s, n);
+        m->arena_next = b;
+        m->arena_left = VF_ARENA_BLOCK;
+    }
+    char *d = memcpy(m->arena_next, s, n);
+    m->arena_next += n;
+    m->arena_left -= n;
     return d;
 }
 
