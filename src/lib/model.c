@@ -221,16 +221,20 @@ static bool has(const char *s, const char *sub) { return strstr(s, sub) != NULL;
 
 vf_role vf__tensor_role_from_name(const char *n)
 {
+    /* called for every tensor (100k+ in a large MoE): the length once, the
+     * suffixes compared as constants */
+    size_t len = strlen(n);
+#define ENDS(lit) (len >= sizeof(lit) - 1 && memcmp(n + len - (sizeof(lit) - 1), lit, sizeof(lit) - 1) == 0)
     /* buffers that checkpoints store but that are not parameters */
-    if (vf__ends_with(n, "rotary_emb.inv_freq") || vf__ends_with(n, ".attn.masked_bias") ||
-        vf__ends_with(n, ".attn.bias") /* not c_attn.bias */ || vf__ends_with(n, "position_ids") || vf__ends_with(n, "rope_freqs.weight"))
+    if (ENDS("rotary_emb.inv_freq") || ENDS(".attn.masked_bias") ||
+        ENDS(".attn.bias") /* not c_attn.bias */ || ENDS("position_ids") || ENDS("rope_freqs.weight"))
         return VF_ROLE_BUFFER;
     /* quantization side data: scales, zeros, indices, absmax */
-    if (vf__ends_with(n, ".scales") || vf__ends_with(n, ".qzeros") || vf__ends_with(n, ".g_idx") ||
-        vf__ends_with(n, ".SCB") || vf__ends_with(n, ".absmax") || vf__ends_with(n, ".quant_map") ||
-        vf__ends_with(n, ".nested_absmax") || vf__ends_with(n, ".nested_quant_map") ||
-        has(n, ".quant_state.") || vf__ends_with(n, "_scale") || vf__ends_with(n, "_scale_inv") ||
-        vf__ends_with(n, "_scales") || vf__ends_with(n, ".weight_zero_point") || vf__ends_with(n, ".input_scale"))
+    if (ENDS(".scales") || ENDS(".qzeros") || ENDS(".g_idx") ||
+        ENDS(".SCB") || ENDS(".absmax") || ENDS(".quant_map") ||
+        ENDS(".nested_absmax") || ENDS(".nested_quant_map") ||
+        has(n, ".quant_state.") || ENDS("_scale") || ENDS("_scale_inv") ||
+        ENDS("_scales") || ENDS(".weight_zero_point") || ENDS(".input_scale"))
         return VF_ROLE_QUANT_AUX;
     if (has(n, "shared_expert") || has(n, "_shexp"))
         return VF_ROLE_SHARED_EXPERT;
@@ -244,8 +248,8 @@ vf_role vf__tensor_role_from_name(const char *n)
     if (has(n, "norm") || has(n, "LayerNorm") || has(n, ".ln_") || has(n, "ln_f.") || has(n, ".ln1") ||
         has(n, ".ln2"))
         return VF_ROLE_NORM;
-    if (vf__ends_with(n, ".bias") || vf__ends_with(n, "_bias") || vf__ends_with(n, ".sinks") ||
-        vf__ends_with(n, "attn_sinks.weight"))
+    if (ENDS(".bias") || ENDS("_bias") || ENDS(".sinks") ||
+        ENDS("attn_sinks.weight"))
         return VF_ROLE_BIAS;
     if (has(n, "wpe.") || has(n, "position_embeddings") || has(n, "token_type_embeddings") ||
         has(n, "position_embd"))
@@ -283,6 +287,7 @@ vf_role vf__tensor_role_from_name(const char *n)
         has(n, ".output.dense") || has(n, ".w2.") || has(n, "fc_out") || has(n, "mlp.fc2"))
         return VF_ROLE_MLP_DOWN;
     return VF_ROLE_OTHER;
+#undef ENDS
 }
 
 void vf__model_classify(vf_model *m)

@@ -38,6 +38,7 @@ typedef struct reader {
     uint32_t file;
     uint64_t data_start;
     char last_dtype[16]; /* the dtype string last seen and what it is */
+    size_t last_len;
     vf_dtype last_dt;
 } reader;
 
@@ -48,11 +49,16 @@ static vf_status add_entry(void *ctx, vf__st_entry *e, vf_error *err)
     const char *path = r->path, *name = e->name;
     if (!e->dtype)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': missing dtype", name);
+    /* most tensors share their neighbour's dtype: skip the table search */
+    bool same = e->dtype_len == r->last_len && r->last_dt != VF_DTYPE_UNKNOWN;
+    for (size_t i = 0; same && i < e->dtype_len; i++)
+        same = e->dtype[i] == r->last_dtype[i];
     vf_dtype dt = r->last_dt;
-    if (strcmp(e->dtype, r->last_dtype) != 0) {
+    if (!same) {
         dt = vf_dtype_from_safetensors(e->dtype);
-        if (dt != VF_DTYPE_UNKNOWN && strlen(e->dtype) < sizeof r->last_dtype) {
-            strcpy(r->last_dtype, e->dtype);
+        if (dt != VF_DTYPE_UNKNOWN && e->dtype_len < sizeof r->last_dtype) {
+            memcpy(r->last_dtype, e->dtype, e->dtype_len + 1);
+            r->last_len = e->dtype_len;
             r->last_dt = dt;
         }
     }
@@ -191,7 +197,7 @@ vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err)
     }
     if ((st = vf__pread_full(fd, hdr, (size_t)n, 8, path, err)) != VF_OK)
         goto out;
-    reader r = {m, path, 0, 8 + n, "", VF_DTYPE_UNKNOWN};
+    reader r = {m, path, 0, 8 + n, "", 0, VF_DTYPE_UNKNOWN};
     uint64_t data_len = fsize - r.data_start;
     r.file = vf__model_add_file(m, path, fsize);
     if (r.file == VF_NO_FILE) {

@@ -46,16 +46,11 @@ typedef struct kblock {
     char data[];
 } kblock;
 
-/* ---- open-addressing key sets (linear probing, load ≤ 1/2) ---- */
-typedef struct kslot {
-    const char *s; /* NUL-terminated, owned elsewhere; NULL = empty */
-    uint64_t h;
-} kslot;
-
-typedef struct keyset {
-    kslot *slots;
-    size_t cap, n;
-} keyset;
+/* ---- the keys of one object, checked for duplicates when it closes ---- */
+typedef struct keylist {
+    const char **k; /* copies in the parser's key store */
+    size_t n, cap;
+} keylist;
 
 typedef struct parser {
     const unsigned char *t;
@@ -65,7 +60,10 @@ typedef struct parser {
     uint64_t seed; /* per parse, so that colliding names cannot be prepared */
     sbuf name, key, val, dtype; /* decoded: tensor name, other keys, values, dtype */
     kblock *store;
-    keyset tensors;
+    /* tensor names, for the duplicate check after the parse */
+    const char **names;
+    uint64_t *hashes;
+    size_t n_names, cap_names;
     vf__st_entry_fn fn;
     void *ctx;
 } parser;
@@ -93,41 +91,9 @@ static uint64_t hash_bytes(const char *s, size_t n, uint64_t seed)
     return h;
 }
 
-/* The slot holding s, or the empty slot where it belongs. */
-static kslot *ks_find(const keyset *k, const char *s, uint64_t h)
-{
-    size_t mask = k->cap - 1;
-    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
-        kslot *e = &k->slots[i];
-        if (!e->s || (e->h == h && strcmp(e->s, s) == 0))
-            return e;
-    }
-}
-
-/* Makes room for one more key; false on no memory. */
-static bool ks_reserve(keyset *k)
-{
-    if ((k->n + 1) * 2 <= k->cap)
-        return true;
-    size_t nc = k->cap ? k->cap * 2 : 16;
-    kslot *ns = calloc(nc, sizeof *ns);
-    if (!ns)
-        return false;
-    for (size_t i = 0; i < k->cap; i++) {
-        if (!k->slots[i].s)
-            continue;
-        size_t j = (size_t)k->slots[i].h & (nc - 1);
-        while (ns[j].s)
-            j = (j + 1) & (nc - 1);
-        ns[j] = k->slots[i];
-    }
-    free(k->slots);
-    k->slots = ns;
-    k->cap = nc;
-    return true;
-}
-
 /* ---- errors ---- */
+static vf_status syntax(parser *p, const char *fmt, ...) VF_PRINTF(2, 3);
+
 static vf_status nomem(parser *p) { return vf__err(p->err, VF_ENOMEM, p->path, "out of memory parsing the header"); }
 
 static vf_status nested(parser *p)
@@ -135,7 +101,18 @@ static vf_status nested(parser *p)
     return vf__err(p->err, VF_EFORMAT, p->path, "json nested deeper than %d levels", VF_JSON_MAX_DEPTH);
 }
 
-static vf_status syntax(parser *p, const char *fmt, ...) VF_PRINTF(2, 3);
+/* The line of the cursor, counted only for a message. */
+static size_t line_of(const parser *p)
+{
+    size_t line = 1;
+    const unsigned char *s = p->t, *e = p->t + (p->pos < p->len ? p->pos : p->len);
+    while (s < e && (s = memchr(s, '\n', (size_t)(e - s))) != NULL) {
+        line++;
+        s++;
+    }
+    return line;
+}
+
 static vf_status syntax(parser *p, const char *fmt, ...)
 {
     char msg[VF_ERROR_MSG_MAX];
@@ -147,13 +124,7 @@ static vf_status syntax(parser *p, const char *fmt, ...)
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
     }
-    size_t line = 1;
-    const unsigned char *s = p->t, *e = p->t + (p->pos < p->len ? p->pos : p->len);
-    while (s < e && (s = memchr(s, '\n', (size_t)(e - s))) != NULL) {
-        line++;
-        s++;
-    }
-    return vf__err(p->err, VF_EFORMAT, p->path, "invalid json at line %zu: %s", line, msg);
+    return vf__err(p->err, VF_EFORMAT, p->path, "invalid json at line %zu: %s", line_of(p), msg);
 }
 
 /* The byte at the cursor, or 0 at the end (0 is never valid there). */
@@ -357,15 +328,17 @@ static vf_status parse_string(parser *p, sbuf *b, size_t *out_len)
     }
 }
 
-/* Records key s in k (copying it), or fails when it is there already. */
-static vf_status key_unique(parser *p, keyset *k, const char *s, size_t n, const char **stored)
+/* Records a copy of key s (n bytes) in k. */
+static vf_status key_add(parser *p, keylist *k, const char *s, size_t n, const char **stored)
 {
-    if (!ks_reserve(k))
-        return nomem(p);
-    uint64_t h = hash_bytes(s, n, p->seed);
-    kslot *e = ks_find(k, s, h);
-    if (e->s)
-        return syntax(p, "duplicate object key '%s'", s);
+    if (k->n == k->cap) {
+        size_t nc = k->cap ? k->cap * 2 : 8;
+        const char **nk = realloc(k->k, nc * sizeof *nk);
+        if (!nk)
+            return nomem(p);
+        k->k = nk;
+        k->cap = nc;
+    }
     if (!p->store || p->store->cap - p->store->used < n + 1) {
         size_t cap = n + 1 > 65536 ? n + 1 : 65536;
         kblock *nb = malloc(sizeof *nb + cap);
@@ -379,11 +352,35 @@ static vf_status key_unique(parser *p, keyset *k, const char *s, size_t n, const
     char *d = p->store->data + p->store->used;
     memcpy(d, s, n + 1);
     p->store->used += n + 1;
-    e->s = d;
-    e->h = h;
-    k->n++;
+    k->k[k->n++] = d;
     if (stored)
         *stored = d;
+    return VF_OK;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static vf_status duplicate(parser *p, const char *key)
+{
+    return vf__err(p->err, VF_EFORMAT, p->path, "invalid json at line %zu: duplicate object key '%s'", line_of(p),
+                   key);
+}
+
+/* An object's keys, all read: a duplicate is an error. Sorting bounds the
+ * work whatever the keys are (these objects are small in real files). */
+static vf_status keys_unique(parser *p, keylist *k)
+{
+    if (k->n <= 8) {
+        for (size_t i = 1; i < k->n; i++)
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(k->k[i], k->k[j]) == 0)
+                    return duplicate(p, k->k[i]);
+        return VF_OK;
+    }
+    qsort(k->k, k->n, sizeof *k->k, cmp_str);
+    for (size_t i = 1; i < k->n; i++)
+        if (strcmp(k->k[i], k->k[i - 1]) == 0)
+            return duplicate(p, k->k[i]);
     return VF_OK;
 }
 
@@ -416,6 +413,23 @@ static vf_status parse_number(parser *p, uint64_t *u, bool *is_u64)
     } else {
         /* 19 digits cannot wrap a u64; more are past INT64_MAX anyway */
         size_t d0 = i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* eight digits at a time (offsets run to 12 digits): digit lanes
+         * joined pairwise into 2-, 4-, then 8-digit values */
+        while (n - i >= 8) {
+            uint64_t w;
+            memcpy(&w, t + i, 8);
+            if ((w & 0xF0F0F0F0F0F0F0F0u) != 0x3030303030303030u ||
+                ((w + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) != 0x3030303030303030u)
+                break;
+            w -= 0x3030303030303030u;
+            w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFu;
+            w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFu;
+            w = (w * 10000 + (w >> 32)) & 0xFFFFFFFFu;
+            v = v * 100000000u + w;
+            i += 8;
+        }
+#endif
         for (; i < n && is_digit(t[i]); i++)
             v = v * 10 + (unsigned)(t[i] - '0');
         big = i - d0 > 19;
@@ -465,7 +479,7 @@ static vf_status skip_value(parser *p, unsigned depth);
 /* A value nobody reads, in an object or array at nesting level depth. */
 static vf_status skip_object(parser *p, unsigned depth)
 {
-    keyset ks = {0};
+    keylist ks = {0};
     vf_status st = VF_OK;
     p->pos++;
     ws(p);
@@ -479,7 +493,7 @@ static vf_status skip_object(parser *p, unsigned depth)
             st = syntax(p, "string expected as an object key");
             break;
         }
-        if ((st = parse_string(p, &p->key, &kl)) != VF_OK || (st = key_unique(p, &ks, p->key.p, kl, NULL)) != VF_OK ||
+        if ((st = parse_string(p, &p->key, &kl)) != VF_OK || (st = key_add(p, &ks, p->key.p, kl, NULL)) != VF_OK ||
             (st = expect(p, ':', "':'")) != VF_OK || (st = skip_value(p, depth)) != VF_OK)
             break;
         ws(p);
@@ -490,11 +504,11 @@ static vf_status skip_object(parser *p, unsigned depth)
         }
         if (peek(p) != '}')
             st = syntax(p, "',' or '}' expected");
-        else
+        else if ((st = keys_unique(p, &ks)) == VF_OK)
             p->pos++;
         break;
     }
-    free(ks.slots);
+    free(ks.k);
     return st;
 }
 
@@ -590,14 +604,22 @@ static vf_status parse_u64_array(parser *p, unsigned depth, uint64_t *out, size_
 
 static bool key_is(const sbuf *b, size_t n, const char *word, size_t wn)
 {
-    return n == wn && memcmp(b->p, word, wn) == 0;
+    if (n != wn)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (b->p[i] != word[i])
+            return false;
+    return true;
 }
 
 /* Consumes the n bytes at the cursor when they are word. */
 static inline bool raw_is(parser *p, const char *word, size_t n)
 {
-    if (p->len - p->pos < n || memcmp(p->t + p->pos, word, n) != 0)
+    if (p->len - p->pos < n)
         return false;
+    for (size_t i = 0; i < n; i++) /* short, constant: unrolled where inlined */
+        if (p->t[p->pos + i] != (unsigned char)word[i])
+            return false;
     p->pos += n;
     return true;
 }
@@ -612,7 +634,7 @@ static vf_status parse_entry(parser *p, vf__st_entry *e)
         return vf__err(p->err, VF_EFORMAT, p->path, "tensor '%s': entry is not an object", e->name);
     }
     bool seen_dtype = false, seen_shape = false, seen_off = false;
-    keyset extra = {0};
+    keylist extra = {0};
     p->pos++;
     ws(p);
     if (peek(p) == '}') {
@@ -620,7 +642,7 @@ static vf_status parse_entry(parser *p, vf__st_entry *e)
         return VF_OK;
     }
     for (;;) {
-        size_t kl, l;
+        size_t kl;
         if (peek(p) != '"') {
             st = syntax(p, "string expected as an object key");
             break;
@@ -644,14 +666,14 @@ static vf_status parse_entry(parser *p, vf__st_entry *e)
             st = syntax(p, "duplicate object key '%s'", dtype ? "dtype" : shape ? "shape" : "data_offsets");
             break;
         }
-        if (!dtype && !shape && !off && (st = key_unique(p, &extra, p->key.p, kl, NULL)) != VF_OK)
+        if (!dtype && !shape && !off && (st = key_add(p, &extra, p->key.p, kl, NULL)) != VF_OK)
             break;
         if ((st = expect(p, ':', "':'")) != VF_OK)
             break;
         if (dtype) {
             seen_dtype = true;
             if (peek(p) == '"') {
-                st = parse_string(p, &p->dtype, &l);
+                st = parse_string(p, &p->dtype, &e->dtype_len);
                 e->dtype = p->dtype.p;
             } else {
                 st = skip_value(p, 2);
@@ -683,11 +705,11 @@ static vf_status parse_entry(parser *p, vf__st_entry *e)
         }
         if (peek(p) != '}')
             st = syntax(p, "',' or '}' expected");
-        else
+        else if ((st = keys_unique(p, &extra)) == VF_OK)
             p->pos++;
         break;
     }
-    free(extra.slots);
+    free(extra.k);
     return st;
 }
 
@@ -699,7 +721,7 @@ static vf_status parse_metadata(parser *p)
             return st;
         return vf__err(p->err, VF_EFORMAT, p->path, "__metadata__ is not an object");
     }
-    keyset ks = {0};
+    keylist ks = {0};
     p->pos++;
     ws(p);
     if (peek(p) == '}') {
@@ -713,7 +735,7 @@ static vf_status parse_metadata(parser *p)
             st = syntax(p, "string expected as an object key");
             break;
         }
-        if ((st = parse_string(p, &p->key, &kl)) != VF_OK || (st = key_unique(p, &ks, p->key.p, kl, &k)) != VF_OK ||
+        if ((st = parse_string(p, &p->key, &kl)) != VF_OK || (st = key_add(p, &ks, p->key.p, kl, &k)) != VF_OK ||
             (st = expect(p, ':', "':'")) != VF_OK)
             break;
         if (peek(p) == '"') {
@@ -731,11 +753,11 @@ static vf_status parse_metadata(parser *p)
         }
         if (peek(p) != '}')
             st = syntax(p, "',' or '}' expected");
-        else
+        else if ((st = keys_unique(p, &ks)) == VF_OK)
             p->pos++;
         break;
     }
-    free(ks.slots);
+    free(ks.k);
     return st;
 }
 
@@ -774,12 +796,8 @@ static vf_status parse_top(parser *p)
                 if ((st = expect(p, ':', "':'")) != VF_OK || (st = parse_metadata(p)) != VF_OK)
                     return st;
             } else {
-                if (!ks_reserve(&p->tensors))
-                    return nomem(p);
-                /* the table is larger than the caches: fetch the slot while
-                 * the entry is parsed, look it up after */
+                /* hashed now, while the name is in the cache */
                 uint64_t h = hash_bytes(name, nl, p->seed);
-                __builtin_prefetch(&p->tensors.slots[(size_t)h & (p->tensors.cap - 1)]);
                 if ((st = expect(p, ':', "':'")) != VF_OK)
                     return st;
                 if (nl == 0)
@@ -789,18 +807,23 @@ static vf_status parse_top(parser *p)
                 e.name = name;
                 e.name_len = nl;
                 e.shape_bad = SIZE_MAX;
-                if ((st = parse_entry(p, &e)) != VF_OK)
-                    return st;
-                kslot *slot = ks_find(&p->tensors, name, h);
-                if (slot->s)
-                    return syntax(p, "duplicate object key '%s'", name);
-                if ((st = p->fn(p->ctx, &e, p->err)) != VF_OK)
+                if ((st = parse_entry(p, &e)) != VF_OK || (st = p->fn(p->ctx, &e, p->err)) != VF_OK)
                     return st;
                 if (e.stored_name) {
-                    /* nothing was inserted since ks_find: the slot is still right */
-                    slot->s = e.stored_name;
-                    slot->h = h;
-                    p->tensors.n++;
+                    if (p->n_names == p->cap_names) {
+                        size_t nc = p->cap_names ? p->cap_names * 2 : 256;
+                        const char **nn = realloc(p->names, nc * sizeof *nn);
+                        if (nn)
+                            p->names = nn;
+                        uint64_t *nh = realloc(p->hashes, nc * sizeof *nh);
+                        if (nh)
+                            p->hashes = nh;
+                        if (!nn || !nh)
+                            return nomem(p);
+                        p->cap_names = nc;
+                    }
+                    p->names[p->n_names] = e.stored_name;
+                    p->hashes[p->n_names++] = h;
                 }
             }
             ws(p);
@@ -821,6 +844,51 @@ static vf_status parse_top(parser *p)
     return VF_OK;
 }
 
+/* Tensor names are checked for duplicates once all are known: a table
+ * sized once, filled in file order with the slots fetched ahead, since a
+ * table for 100k names is larger than the caches and a lookup per entry
+ * during the parse waits on memory each time. Names chosen to collide make
+ * a probe run long: then sorting (n log n whatever the names) decides. */
+unsigned vf__st_max_probe = 256;
+
+static vf_status check_names(parser *p)
+{
+    size_t n = p->n_names, cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    uint32_t *tab = calloc(cap, sizeof *tab); /* name index + 1; 0: empty */
+    if (!tab)
+        return nomem(p);
+    size_t mask = cap - 1;
+    bool collided = false;
+    for (size_t i = 0; i < n && !collided; i++) {
+        if (i + 16 < n)
+            __builtin_prefetch(&tab[(size_t)p->hashes[i + 16] & mask], 1);
+        uint64_t h = p->hashes[i];
+        size_t j = (size_t)h & mask, probes = 0;
+        for (; tab[j]; j = (j + 1) & mask) {
+            size_t k = tab[j] - 1;
+            if (p->hashes[k] == h && strcmp(p->names[k], p->names[i]) == 0) {
+                free(tab);
+                return vf__err(p->err, VF_EFORMAT, p->path, "invalid json: duplicate object key '%s'", p->names[i]);
+            }
+            if (++probes > vf__st_max_probe) {
+                collided = true;
+                break;
+            }
+        }
+        tab[j] = (uint32_t)(i + 1);
+    }
+    free(tab);
+    if (!collided)
+        return VF_OK;
+    qsort(p->names, n, sizeof *p->names, cmp_str);
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(p->names[i], p->names[i - 1]) == 0)
+            return vf__err(p->err, VF_EFORMAT, p->path, "invalid json: duplicate object key '%s'", p->names[i]);
+    return VF_OK;
+}
+
 vf_status vf__st_parse(const char *text, size_t len, const char *path, vf__st_entry_fn fn, void *ctx,
                        vf_error *err)
 {
@@ -836,11 +904,16 @@ vf_status vf__st_parse(const char *text, size_t len, const char *path, vf__st_en
     clock_gettime(CLOCK_MONOTONIC, &ts);
     p.seed = ((uint64_t)ts.tv_nsec * HASH_K) ^ (uint64_t)(uintptr_t)&p ^ ((uint64_t)ts.tv_sec << 32);
     vf_status st = parse_top(&p);
+    if (st == VF_OK && p.n_names >= UINT32_MAX)
+        st = vf__err(err, VF_EFORMAT, path, "too many tensors");
+    if (st == VF_OK)
+        st = check_names(&p);
     free(p.name.p);
     free(p.key.p);
     free(p.val.p);
     free(p.dtype.p);
-    free(p.tensors.slots);
+    free(p.names);
+    free(p.hashes);
     while (p.store) {
         kblock *nx = p.store->next;
         free(p.store);

@@ -17,6 +17,7 @@ typedef struct vf__st_entry {
     const char *name;  /* decoded, NUL-terminated; valid during the callback */
     size_t name_len;
     const char *dtype; /* decoded; NULL when absent or not a string */
+    size_t dtype_len;
     bool has_shape;    /* "shape" present and an array */
     size_t n_dims;     /* its length, counted past VF_MAX_DIMS */
     size_t shape_bad;  /* index of its first value that is not a u64, SIZE_MAX if none */
@@ -38,5 +39,9 @@ typedef vf_status (*vf__st_entry_fn)(void *ctx, vf__st_entry *e, vf_error *err);
  * tensor entry in file order. Errors are "PATH: reason" in err. */
 VF_HIDDEN vf_status vf__st_parse(const char *text, size_t len, const char *path, vf__st_entry_fn fn, void *ctx,
                                  vf_error *err);
+
+/* Longest probe run in the tensor-name table before duplicates are found
+ * by sorting instead (256; tests set 0 to take the sorting path). */
+extern VF_HIDDEN unsigned vf__st_max_probe;
 
 #endif

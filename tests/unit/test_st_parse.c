@@ -303,6 +303,14 @@ static void test_duplicates(void **state)
     ok(s, n);
     sprintf(s + k, ",\"model.layers.31337.w\":{}}");
     bad(s, "duplicate object key 'model.layers.31337.w'");
+    /* the same when the table gives up at once and sorting decides (as it
+     * does when names were chosen to collide) */
+    unsigned keep = vf__st_max_probe;
+    vf__st_max_probe = 0;
+    bad(s, "duplicate object key 'model.layers.31337.w'");
+    sprintf(s + k, "}");
+    ok(s, n);
+    vf__st_max_probe = keep;
     free(s);
 }
 
