@@ -37,10 +37,33 @@ typedef struct reader {
     const char *path;
     uint32_t file;
     uint64_t data_start;
-    char last_dtype[16]; /* the dtype string last seen and what it is */
-    size_t last_len;
-    vf_dtype last_dt;
+    /* the dtype strings seen last and what they are (weights and their
+     * scales alternate between two) */
+    struct {
+        char s[16];
+        size_t len;
+        vf_dtype dt;
+    } seen[2];
 } reader;
+
+static vf_dtype dtype_of(reader *r, const char *s, size_t len)
+{
+    for (int k = 0; k < 2; k++) {
+        bool same = r->seen[k].len == len && r->seen[k].dt != VF_DTYPE_UNKNOWN;
+        for (size_t i = 0; same && i < len; i++)
+            same = s[i] == r->seen[k].s[i];
+        if (same)
+            return r->seen[k].dt;
+    }
+    vf_dtype dt = vf_dtype_from_safetensors(s);
+    if (dt != VF_DTYPE_UNKNOWN && len < sizeof r->seen[0].s) {
+        r->seen[1] = r->seen[0];
+        memcpy(r->seen[0].s, s, len + 1);
+        r->seen[0].len = len;
+        r->seen[0].dt = dt;
+    }
+    return dt;
+}
 
 /* One tensor entry, as the parser decoded it: what it means. */
 static vf_status add_entry(void *ctx, vf__st_entry *e, vf_error *err)
@@ -49,19 +72,7 @@ static vf_status add_entry(void *ctx, vf__st_entry *e, vf_error *err)
     const char *path = r->path, *name = e->name;
     if (!e->dtype)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': missing dtype", name);
-    /* most tensors share their neighbour's dtype: skip the table search */
-    bool same = e->dtype_len == r->last_len && r->last_dt != VF_DTYPE_UNKNOWN;
-    for (size_t i = 0; same && i < e->dtype_len; i++)
-        same = e->dtype[i] == r->last_dtype[i];
-    vf_dtype dt = r->last_dt;
-    if (!same) {
-        dt = vf_dtype_from_safetensors(e->dtype);
-        if (dt != VF_DTYPE_UNKNOWN && e->dtype_len < sizeof r->last_dtype) {
-            memcpy(r->last_dtype, e->dtype, e->dtype_len + 1);
-            r->last_len = e->dtype_len;
-            r->last_dt = dt;
-        }
-    }
+    vf_dtype dt = dtype_of(r, e->dtype, e->dtype_len);
     if (dt == VF_DTYPE_UNKNOWN)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': unknown dtype '%.32s'", name, e->dtype);
     if (!e->has_shape)
@@ -197,7 +208,12 @@ vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err)
     }
     if ((st = vf__pread_full(fd, hdr, (size_t)n, 8, path, err)) != VF_OK)
         goto out;
-    reader r = {m, path, 0, 8 + n, "", 0, VF_DTYPE_UNKNOWN};
+    reader r;
+    memset(&r, 0, sizeof r);
+    r.m = m;
+    r.path = path;
+    r.data_start = 8 + n;
+    r.seen[0].dt = r.seen[1].dt = VF_DTYPE_UNKNOWN;
     uint64_t data_len = fsize - r.data_start;
     r.file = vf__model_add_file(m, path, fsize);
     if (r.file == VF_NO_FILE) {

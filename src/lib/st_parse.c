@@ -57,7 +57,7 @@ typedef struct parser {
     size_t len, pos;
     const char *path;
     vf_error *err;
-    uint64_t seed; /* per parse, so that colliding names cannot be prepared */
+    uint64_t seed; /* varies per parse; names built to collide anyway end in check_names' sort */
     sbuf name, key, val, dtype; /* decoded: tensor name, other keys, values, dtype */
     kblock *store;
     /* tensor names, for the duplicate check after the parse */
@@ -141,7 +141,7 @@ static inline void ws(parser *p)
 }
 
 /* Expects byte c (after white space), consumes it. */
-static vf_status expect(parser *p, char c, const char *what)
+static inline vf_status expect(parser *p, char c, const char *what)
 {
     ws(p);
     if (peek(p) != c)
@@ -802,11 +802,15 @@ static vf_status parse_top(parser *p)
                     return st;
                 if (nl == 0)
                     return vf__err(p->err, VF_EFORMAT, p->path, "a tensor has an empty name");
-                vf__st_entry e;
-                memset(&e, 0, sizeof e);
+                vf__st_entry e; /* shape[] and offsets[] are written before read */
                 e.name = name;
                 e.name_len = nl;
+                e.dtype = NULL;
+                e.dtype_len = 0;
+                e.has_shape = e.offsets_ok = false;
+                e.n_dims = 0;
                 e.shape_bad = SIZE_MAX;
+                e.stored_name = NULL;
                 if ((st = parse_entry(p, &e)) != VF_OK || (st = p->fn(p->ctx, &e, p->err)) != VF_OK)
                     return st;
                 if (e.stored_name) {
