@@ -123,6 +123,10 @@ static vf_status check_tiling(vf_model *m, size_t first, uint64_t data_start, ui
                               vf_error *err)
 {
     size_t k = m->n_tensors - first;
+    if (k == 0)
+        return data_len == 0 ? VF_OK
+                             : vf__err(err, VF_EFORMAT, path, "tensor data covers 0 of %llu bytes after the header",
+                                       (unsigned long long)data_len);
     const vf_tensor *ts = m->tensors + first;
     /* writers store tensors in offset order: then no sort is needed */
     bool sorted = true;
