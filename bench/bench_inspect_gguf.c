@@ -226,7 +226,7 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/m%d.gguf", dir, k);
         result hdr = measure("/proc/self/exe", path, hb, 0), open = measure("/proc/self/exe", path, hb, 1);
         char label[32];
-        snprintf(label, sizeof label, "data %.0f GiB", (double)data / 1073741824.0);
+        snprintf(label, sizeof label, "data %.1f GiB", (double)data / 1073741824.0);
         printf("%-22s %11.1f GiB %8.2f MiB %9.2f ms %10.2f MiB %8.1f MiB   (pread of the header bytes)\n", label,
                (double)data / 1073741824.0, (double)hb / 1048576.0, hdr.seconds * 1e3,
                (double)hdr.bytes_read / 1048576.0, (double)hdr.max_rss_kb / 1024.0);

@@ -451,6 +451,13 @@ typedef struct vf_infer_opts {
     int32_t n_gpu_layers;    /* -ngl; -1 = all */
     uint32_t n_split;
     double tensor_split[VF_MAX_SPLIT];
+    /* added by the inference module */
+    char keep_dtype[16];     /* dtype a quantizing load keeps the other tensors in ("" = as stored; transformers
+                                without torch_dtype loads them as "f32") */
+    char gpu_name[64];       /* the GPU's name when known: vLLM picks its defaults by GPU class */
+    bool kv_unified;         /* llama.cpp --kv-unified: one KV stream shared by all sequences */
+    bool logits_all;         /* transformers: logits for every prompt position (a plain forward, or
+                                generate before logits_to_keep), not one per sequence */
 } vf_infer_opts;
 
 /* Training knobs (estimate --train). */
@@ -461,6 +468,10 @@ typedef enum vf_optimizer {
 typedef enum vf_precision { VF_PREC_FP32, VF_PREC_FP16_MIXED, VF_PREC_BF16_MIXED, VF_PREC_BF16 } vf_precision;
 typedef enum vf_recompute { VF_RECOMPUTE_NONE, VF_RECOMPUTE_SELECTIVE, VF_RECOMPUTE_FULL } vf_recompute;
 typedef enum vf_offload { VF_OFFLOAD_NONE, VF_OFFLOAD_OPTIMIZER, VF_OFFLOAD_PARAMS, VF_OFFLOAD_BOTH } vf_offload;
+/* How the optimizer step runs, which decides its temporaries: PyTorch's default on CUDA
+ * (foreach: whole-model temporaries), the per-tensor loop (foreach=False), fused kernels, or
+ * PyTorch < 2.0's foreach (its eps add was not in place: twice the temporaries). */
+typedef enum vf_optim_impl { VF_OPTIM_FOREACH, VF_OPTIM_FOR_LOOP, VF_OPTIM_FUSED, VF_OPTIM_FOREACH_LEGACY } vf_optim_impl;
 
 typedef struct vf_train_opts {
     vf_optimizer optimizer;
@@ -471,12 +482,15 @@ typedef struct vf_train_opts {
     uint32_t grad_accum;     /* 0 = 1 */
     uint32_t lora_rank;      /* 0 = full fine-tuning */
     char lora_targets[128];  /* "q,k,v,o,gate,up,down" or "all-linear"; "" = q,v */
+    float lora_dropout;      /* PEFT lora_dropout; 0 = none (PEFT's default) */
     char qlora[16];          /* "", "nf4", "nf4-dq" */
     int zero;                /* 0..3 */
     int fsdp;                /* 0 none; 1 full (= ZeRO-3), 2 grad-op (= ZeRO-2), 3 no-shard */
     vf_offload offload;
     bool offload_nvme;
     bool states_only;        /* model states only, as DeepSpeed's estimators report */
+    uint32_t gpus_per_node;  /* 0 = min(gpus, 8); host memory is reported per node */
+    vf_optim_impl optim_impl;
 } vf_train_opts;
 
 typedef struct vf_estimate_opts {
@@ -536,6 +550,14 @@ VF_API vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, v
 
 /* estimate: section for further inference API */
 
+/**
+ * True when spec is a weight format --weights accepts: a dtype, a load
+ * scheme (vf_quant_scheme_parse), or a llama.cpp file type ("q4_k_m",
+ * "q3_k_l", "q5_k_s", "iq4_xs", ...) priced tensor by tensor as
+ * llama-quantize would store it.
+ */
+VF_API bool vf_weights_format_valid(const char *spec);
+
 /* train: section for further training API */
 
 /* ------------------------------------------------------------------------ */
@@ -562,6 +584,7 @@ typedef struct vf_gpu {
     double interconnect_gbs;
     uint32_t max_per_node;     /* GPUs one tensor-parallel group may span */
     const char *source;
+    const char *note;          /* caveats ("no INT8 figure published"), or "" */
 } vf_gpu;
 
 /** Number of catalog GPUs; rows come in catalog order. NULL out of range. */
@@ -590,10 +613,10 @@ typedef vf_status (*vf_estimate_fn)(const vf_model *m, const vf_estimate_opts *o
 
 /* One change that could make it fit, re-checked by an estimate run. */
 typedef struct vf_suggestion {
-    char change[128];          /* "--weights q4_k", "--kv fp8", "H100 SXM 80GB x2 (tensor parallel)" */
+    char change[224];          /* "--weights q4_k", "--kv fp8", "2 GPUs (tensor parallel 2)" */
     char detail[VF_NOTE_LEN];  /* what it costs: quality caveat, speed, money */
     int cost;                  /* rank: lower is cheaper (see docs/memory-model.md, Fit) */
-    uint64_t needed_bytes;     /* per GPU, from the estimate with the change applied */
+    uint64_t needed_bytes;     /* per GPU with the change applied (vf_fit_needed_bytes) */
     uint64_t gpu_bytes;        /* per GPU memory it is compared with */
     bool fits;
     vf_estimate_opts opts;     /* the knobs with the change applied */
@@ -605,8 +628,9 @@ typedef struct vf_speed {
     bool known;                     /* false when the GPU has no bandwidth/FLOPS figures */
     double decode_tps_per_seq;      /* ≤ bandwidth ÷ bytes read per token for one sequence */
     double decode_tps_batch;        /* ≤ the same for the whole batch (tokens/s summed) */
+    uint64_t batch;                 /* sequences decoded at once for that bound (vLLM: at most its KV pool's) */
     uint64_t bytes_per_token;       /* weights read + KV read per step of one sequence, per GPU */
-    double prefill_seconds;         /* ≥ 2 × active params × tokens ÷ peak FLOP/s */
+    double prefill_seconds;         /* one sequence's context: ≥ 2 × active params × tokens ÷ peak FLOP/s */
     double train_step_seconds;      /* ≥ 6 (4 with LoRA) × params × tokens ÷ peak FLOP/s */
     double peak_tflops;             /* the peak used (per GPU) */
     const char *peak_dtype;         /* "bf16", "fp16", "fp8" */
@@ -624,7 +648,8 @@ typedef struct vf_fit_opts {
 typedef struct vf_fit {
     bool fits;
     vf_estimate est;           /* the estimate at the given knobs */
-    uint64_t gpu_bytes, needed_bytes;
+    uint64_t gpu_bytes;
+    uint64_t needed_bytes;     /* per device: see vf_fit_needed_bytes */
     int64_t headroom_bytes;    /* gpu_bytes - needed_bytes (negative: short by) */
     uint64_t max_context;      /* longest context that fits, 0 if none */
     bool max_context_capped;   /* the model's own context limit was reached */
@@ -643,6 +668,14 @@ typedef struct vf_fit {
  * not, what would make it fit. Every figure is an estimate run.
  */
 VF_API vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf_error *err);
+
+/**
+ * The memory per device a configuration needs: the estimate's per_gpu_bytes,
+ * or, where that depends on the device (vLLM takes a share of whatever it
+ * has), the smallest device memory on which it fits; 0 when none up to 16 TiB.
+ */
+VF_API vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn,
+                                     uint64_t *needed, vf_error *err);
 
 /** Speed bounds for an estimate on a GPU (n devices working together). */
 VF_API void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_estimate *e,
@@ -763,7 +796,8 @@ VF_API vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loa
 VF_API vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err);
 /**
  * Where tensor i landed after a successful run: its device ("cuda:0") and
- * address (a CUdeviceptr, or a host pointer for "host"; 0 for "null").
+ * address (a CUdeviceptr for "cuda:N", a host pointer for "host", a
+ * placeholder never to be dereferenced for "null").
  */
 VF_API vf_status vf_loader_tensor_location(const vf_loader *l, size_t i, const char **device, uint64_t *addr);
 VF_API void vf_loader_free(vf_loader *l);

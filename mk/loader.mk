@@ -20,3 +20,8 @@ $(BUILD)/bench/limits: bench/limits.c
 	$(CC) $(CSTD) -O2 -g $(WARN) -o $@ $<
 
 bench: $(BUILD)/bench/limits $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libnvidia-ml.so.1
+
+# Pinned host-to-device bandwidth through the cuda backend (bench/gpu-check.sh).
+$(BUILD)/bench/h2d_bw: bench/h2d_bw.c $(BUILD)/libvramfit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)

@@ -61,4 +61,22 @@ bool vf_parse_bytes(const char *s, uint64_t *out);
 /* Opens MODEL, printing the error on failure; returns 0 or an exit code. */
 int vf_cli_open_model(const char *src, vf_model **m);
 
+/* ---- cmd_fit.c: the knobs fit and plan share ---- */
+typedef struct vf_cli_fit_args {
+    const char *model;
+    const char *gpu;     /* --gpu G[xN], NULL = every catalog GPU */
+    bool local;          /* --local: this machine's devices */
+    bool json;
+    vf_units units;
+    const char *emit;    /* plan --emit */
+    bool runtime_set;
+    vf_estimate_opts est;
+} vf_cli_fit_args;
+/* Parses fit/plan arguments; returns -1 to go on, else an exit code. */
+int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a, void (*help)(void));
+/* Whether the runtime runs on that catalog GPU (vLLM: not on Apple). */
+bool vf_cli_runtime_runs_on(vf_runtime r, const vf_gpu *g);
+/* Resolves the GPU(s) to fit on: --gpu, or --local (smallest free memory). */
+int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c);
+
 #endif

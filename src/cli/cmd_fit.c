@@ -1,14 +1,676 @@
-/* cmd_fit.c — placeholder until 'vramfit fit' lands. */
+/* cmd_fit.c — vramfit fit MODEL [--gpu G[xN]|--local] [knobs]: does it fit,
+ * the longest context, largest batch and fewest GPUs that fit, and what to
+ * change when it does not. Also the knob parsing plan shares. */
 #include "cli.h"
 
+#include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+static void help(void)
+{
+    printf("usage: vramfit fit MODEL [--gpu G[xN] | --local] [knobs] [--json] [--units gib|gb]\n\n"
+           "Does MODEL fit, with the headroom per GPU; the longest context and the largest batch\n"
+           "that fit (found by search on the memory model); the fewest GPUs of that kind and the\n"
+           "parallelism that makes it fit; and when it does not fit, the changes that would, each\n"
+           "re-checked by the model and ranked from least to most cost. Without --gpu: every\n"
+           "catalog GPU that fits, smallest first. Exit status 0 fits, 1 does not fit.\n\n"
+           "  --gpu G        a catalog GPU (\"RTX 4090\", \"h100\", \"H100x8\") or a size (\"24GiB\", \"80GB\")\n"
+           "  --local        this machine's devices (NVML), their free memory\n"
+           "  --context N    tokens per sequence (training: --seq-len)\n"
+           "  --batch N      concurrent sequences (training: micro batch per GPU)\n"
+           "  --weights W    re-price weights: bf16, fp8, int8, nf4, q4_k, awq, ...\n"
+           "  --kv D         KV cache dtype: fp8, q8_0, q4_0 (llama.cpp \"K,V\")\n"
+           "  --runtime R    generic (default), transformers, vllm, llamacpp\n"
+           "  --attn A       eager, sdpa, flash\n"
+           "  --tp N --pp N --ep N --gpus N   parallel sizes\n"
+           "  vLLM:      --gpu-util F (default 0.9) --max-model-len N --max-num-seqs N\n"
+           "             --max-num-batched-tokens N --enforce-eager\n"
+           "  llama.cpp: --ubatch N --lc-batch N --parallel N --n-gpu-layers N --flash-attn on|off|auto\n"
+           "             --swa-full\n"
+           "  --train        training instead of inference (--context = sequence length, --batch =\n"
+           "                 micro batch per GPU); then --grad-accum N --zero 0-3 --fsdp full|grad-op|no-shard\n"
+           "                 --lora-rank R --lora-targets T --qlora nf4|nf4-dq\n"
+           "                 --grad-checkpoint none|selective|full --offload none|optimizer|params|both\n"
+           "                 --optimizer adamw|adam|adamw-8bit|sgd|adafactor|lion\n"
+           "                 --precision fp32|fp16-mixed|bf16-mixed|bf16\n"
+           "  --json         one JSON object on stdout\n"
+           "  --units U      gib (default) or gb\n");
+}
+
+enum {
+    O_GPU = 256, O_LOCAL, O_CONTEXT, O_BATCH, O_WEIGHTS, O_KV, O_RUNTIME, O_ATTN, O_UTIL, O_TP, O_PP, O_TRAIN,
+    O_SEQ, O_MICRO, O_ACCUM, O_ZERO, O_LORA, O_QLORA, O_RECOMP, O_OFFLOAD, O_OPTIM, O_JSON, O_UNITS, O_EMIT, O_HELP,
+    O_MML, O_MNS, O_MNBT, O_UBATCH, O_PARALLEL, O_NGL, O_FA, O_SWA, O_PREC, O_TARGETS, O_FSDP, O_GPUS, O_EP, O_EAGER,
+    O_LCBATCH
+};
+
+static bool u64_arg(const char *cmd, const char *name, const char *v, uint64_t *out, int *rc)
+{
+    if (!vf_parse_u64(v, out)) {
+        *rc = vf_usage_error(cmd, "%s: '%s' is not a number", name, v);
+        return false;
+    }
+    return true;
+}
+
+static bool u32_arg(const char *cmd, const char *name, const char *v, uint32_t lo, uint32_t hi, uint32_t *out,
+                    int *rc)
+{
+    uint64_t x;
+    if (!u64_arg(cmd, name, v, &x, rc))
+        return false;
+    if (x < lo || x > hi) {
+        *rc = vf_usage_error(cmd, "%s: %s is out of range %u..%u", name, v, lo, hi);
+        return false;
+    }
+    *out = (uint32_t)x;
+    return true;
+}
+
+static bool pick(const char *v, const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(v, names[i])) {
+            *out = i;
+            return true;
+        }
+    return false;
+}
+
+int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a, void (*helpfn)(void))
+{
+    static const struct option opts[] = {
+        {"gpu", required_argument, 0, O_GPU},         {"local", no_argument, 0, O_LOCAL},
+        {"context", required_argument, 0, O_CONTEXT}, {"batch", required_argument, 0, O_BATCH},
+        {"weights", required_argument, 0, O_WEIGHTS}, {"kv", required_argument, 0, O_KV},
+        {"runtime", required_argument, 0, O_RUNTIME}, {"attn", required_argument, 0, O_ATTN},
+        {"util", required_argument, 0, O_UTIL},       {"tp", required_argument, 0, O_TP},
+        {"pp", required_argument, 0, O_PP},           {"train", no_argument, 0, O_TRAIN},
+        {"seq-len", required_argument, 0, O_SEQ},     {"micro-batch", required_argument, 0, O_MICRO},
+        {"grad-accum", required_argument, 0, O_ACCUM}, {"zero", required_argument, 0, O_ZERO},
+        {"lora", required_argument, 0, O_LORA},       {"qlora", required_argument, 0, O_QLORA},
+        {"recompute", required_argument, 0, O_RECOMP}, {"offload", required_argument, 0, O_OFFLOAD},
+        {"optimizer", required_argument, 0, O_OPTIM}, {"json", no_argument, 0, O_JSON},
+        {"units", required_argument, 0, O_UNITS},     {"emit", required_argument, 0, O_EMIT},
+        {"help", no_argument, 0, O_HELP},
+        /* the spellings of 'vramfit estimate' (vramfit.1) */
+        {"gpu-util", required_argument, 0, O_UTIL},   {"max-model-len", required_argument, 0, O_MML},
+        {"max-num-seqs", required_argument, 0, O_MNS}, {"max-num-batched-tokens", required_argument, 0, O_MNBT},
+        {"ubatch", required_argument, 0, O_UBATCH},   {"lc-batch", required_argument, 0, O_LCBATCH},
+        {"parallel", required_argument, 0, O_PARALLEL}, {"n-gpu-layers", required_argument, 0, O_NGL},
+        {"flash-attn", required_argument, 0, O_FA},   {"swa-full", no_argument, 0, O_SWA},
+        {"precision", required_argument, 0, O_PREC},  {"grad-checkpoint", required_argument, 0, O_RECOMP},
+        {"lora-rank", required_argument, 0, O_LORA},  {"lora-targets", required_argument, 0, O_TARGETS},
+        {"fsdp", required_argument, 0, O_FSDP},       {"gpus", required_argument, 0, O_GPUS},
+        {"ep", required_argument, 0, O_EP},           {"enforce-eager", no_argument, 0, O_EAGER},
+        {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    vf_estimate_opts_init(&a->est);
+    vf_estimate_opts *o = &a->est;
+    uint64_t context = 0, batch = 0;
+    bool emit_ok = !strcmp(cmd, "plan");
+    int c, rc = -1;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        const char *v = optarg;
+        uint32_t u32;
+        int k;
+        switch (c) {
+        case O_HELP:
+            helpfn();
+            return VF_EXIT_OK;
+        case O_GPU:
+            a->gpu = v;
+            break;
+        case O_LOCAL:
+            a->local = true;
+            break;
+        case O_CONTEXT:
+        case O_SEQ:
+            if (!u64_arg(cmd, c == O_SEQ ? "--seq-len" : "--context", v, &context, &rc))
+                return rc;
+            if (!context)
+                return vf_usage_error(cmd, "--context must be at least 1");
+            break;
+        case O_BATCH:
+        case O_MICRO:
+            if (!u64_arg(cmd, c == O_MICRO ? "--micro-batch" : "--batch", v, &batch, &rc))
+                return rc;
+            if (!batch)
+                return vf_usage_error(cmd, "--batch must be at least 1");
+            break;
+        case O_WEIGHTS: {
+            vf_quant_scheme q;
+            if (vf_quant_scheme_parse(v, &q) != VF_OK)
+                return vf_usage_error(cmd, "--weights: unknown format '%s'", v);
+            snprintf(o->weights, sizeof o->weights, "%s", v);
+            break;
+        }
+        case O_KV:
+            if (strlen(v) >= sizeof o->infer.kv_dtype)
+                return vf_usage_error(cmd, "--kv: '%s' is too long", v);
+            snprintf(o->infer.kv_dtype, sizeof o->infer.kv_dtype, "%s", v);
+            break;
+        case O_RUNTIME: {
+            static const char *const n[] = {"generic", "transformers", "vllm", "llamacpp"};
+            if (!pick(v, n, 4, &k) && !(!strcasecmp(v, "llama.cpp") && (k = 3, true)))
+                return vf_usage_error(cmd, "--runtime: '%s' is not generic, transformers, vllm or llamacpp", v);
+            o->runtime = (vf_runtime)k;
+            a->runtime_set = true;
+            break;
+        }
+        case O_ATTN: {
+            static const char *const n[] = {"default", "eager", "sdpa", "flash"};
+            if (!pick(v, n, 4, &k))
+                return vf_usage_error(cmd, "--attn: '%s' is not eager, sdpa or flash", v);
+            o->infer.attn = (vf_attn)k;
+            o->infer.flash_attn = k == VF_ATTN_FLASH ? 1 : o->infer.flash_attn;
+            break;
+        }
+        case O_UTIL: {
+            char *end;
+            double u = strtod(v, &end);
+            if (*end || !(u > 0 && u <= 1))
+                return vf_usage_error(cmd, "--util: '%s' is not a fraction in (0, 1]", v);
+            o->infer.gpu_util = u;
+            break;
+        }
+        case O_TP:
+            if (!u32_arg(cmd, "--tp", v, 1, 4096, &u32, &rc))
+                return rc;
+            o->tp = u32;
+            break;
+        case O_PP:
+            if (!u32_arg(cmd, "--pp", v, 1, 4096, &u32, &rc))
+                return rc;
+            o->pp = u32;
+            break;
+        case O_TRAIN:
+            o->mode = VF_MODE_TRAINING;
+            break;
+        case O_ACCUM:
+            if (!u32_arg(cmd, "--grad-accum", v, 1, 1u << 20, &u32, &rc))
+                return rc;
+            o->train.grad_accum = u32;
+            break;
+        case O_ZERO:
+            if (!u32_arg(cmd, "--zero", v, 0, 3, &u32, &rc))
+                return rc;
+            o->train.zero = (int)u32;
+            break;
+        case O_LORA:
+            if (!u32_arg(cmd, "--lora", v, 1, 65536, &u32, &rc))
+                return rc;
+            o->train.lora_rank = u32;
+            break;
+        case O_QLORA:
+            if (strcasecmp(v, "nf4") && strcasecmp(v, "nf4-dq"))
+                return vf_usage_error(cmd, "--qlora: '%s' is not nf4 or nf4-dq", v);
+            snprintf(o->train.qlora, sizeof o->train.qlora, "%s", v);
+            if (!o->train.lora_rank)
+                o->train.lora_rank = 16;
+            break;
+        case O_RECOMP: {
+            static const char *const n[] = {"none", "selective", "full"};
+            if (!pick(v, n, 3, &k))
+                return vf_usage_error(cmd, "--recompute: '%s' is not none, selective or full", v);
+            o->train.recompute = (vf_recompute)k;
+            break;
+        }
+        case O_OFFLOAD: {
+            static const char *const n[] = {"none", "optimizer", "params", "both"};
+            if (!pick(v, n, 4, &k))
+                return vf_usage_error(cmd, "--offload: '%s' is not none, optimizer, params or both", v);
+            o->train.offload = (vf_offload)k;
+            break;
+        }
+        case O_OPTIM: {
+            static const struct {
+                const char *n;
+                vf_optimizer o;
+            } t[] = {{"adamw", VF_OPT_ADAMW},   {"adam", VF_OPT_ADAM},           {"adamw-8bit", VF_OPT_ADAMW_8BIT},
+                     {"sgd", VF_OPT_SGD},       {"sgd-momentum", VF_OPT_SGD_MOMENTUM}, {"adafactor", VF_OPT_ADAFACTOR},
+                     {"lion", VF_OPT_LION},     {"adagrad", VF_OPT_ADAGRAD}};
+            bool found = false;
+            for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+                if (!strcasecmp(v, t[i].n)) {
+                    o->train.optimizer = t[i].o;
+                    found = true;
+                }
+            if (!found)
+                return vf_usage_error(cmd, "--optimizer: unknown optimizer '%s'", v);
+            break;
+        }
+        case O_MML:
+        case O_MNS:
+        case O_MNBT:
+        case O_UBATCH:
+        case O_LCBATCH: {
+            uint64_t x;
+            if (!u64_arg(cmd, argv[optind - 1], v, &x, &rc))
+                return rc;
+            if (!x)
+                return vf_usage_error(cmd, "%s must be at least 1", argv[optind - 1]);
+            if (c == O_MML)
+                o->infer.max_model_len = x;
+            else if (c == O_MNS)
+                o->infer.max_num_seqs = x;
+            else if (c == O_MNBT)
+                o->infer.max_num_batched_tokens = x;
+            else if (c == O_UBATCH)
+                o->infer.ubatch = x;
+            else
+                o->infer.lc_batch = x;
+            break;
+        }
+        case O_PARALLEL:
+            if (!u32_arg(cmd, "--parallel", v, 1, 65536, &u32, &rc))
+                return rc;
+            o->infer.parallel = u32;
+            break;
+        case O_NGL: {
+            uint64_t x;
+            if (!strcmp(v, "-1") || !strcasecmp(v, "all")) {
+                o->infer.n_gpu_layers = -1;
+                break;
+            }
+            if (!u64_arg(cmd, "--n-gpu-layers", v, &x, &rc))
+                return rc;
+            if (x > 100000)
+                return vf_usage_error(cmd, "--n-gpu-layers: %s is out of range", v);
+            o->infer.n_gpu_layers = (int32_t)x;
+            break;
+        }
+        case O_FA: {
+            static const char *const n[] = {"off", "on", "auto"};
+            if (!pick(v, n, 3, &k))
+                return vf_usage_error(cmd, "--flash-attn: '%s' is not on, off or auto", v);
+            o->infer.flash_attn = k == 2 ? -1 : k;
+            break;
+        }
+        case O_SWA:
+            o->infer.swa_full = true;
+            break;
+        case O_EAGER:
+            o->infer.enforce_eager = true;
+            break;
+        case O_PREC: {
+            static const char *const n[] = {"fp32", "fp16-mixed", "bf16-mixed", "bf16"};
+            if (!pick(v, n, 4, &k))
+                return vf_usage_error(cmd, "--precision: '%s' is not fp32, fp16-mixed, bf16-mixed or bf16", v);
+            o->train.precision = (vf_precision)k;
+            break;
+        }
+        case O_TARGETS:
+            if (strlen(v) >= sizeof o->train.lora_targets)
+                return vf_usage_error(cmd, "--lora-targets: too long");
+            snprintf(o->train.lora_targets, sizeof o->train.lora_targets, "%s", v);
+            break;
+        case O_FSDP: {
+            static const char *const n[] = {"none", "full", "grad-op", "no-shard"};
+            if (!pick(v, n, 4, &k))
+                return vf_usage_error(cmd, "--fsdp: '%s' is not none, full, grad-op or no-shard", v);
+            o->train.fsdp = k;
+            break;
+        }
+        case O_GPUS:
+            if (!u32_arg(cmd, "--gpus", v, 1, 65536, &u32, &rc))
+                return rc;
+            o->gpus = u32;
+            break;
+        case O_EP:
+            if (!u32_arg(cmd, "--ep", v, 1, 4096, &u32, &rc))
+                return rc;
+            o->ep = u32;
+            break;
+        case O_JSON:
+            a->json = true;
+            break;
+        case O_UNITS:
+            if (!vf_parse_units(v, &a->units))
+                return vf_usage_error(cmd, "--units: '%s' is not gib or gb", v);
+            break;
+        case O_EMIT:
+            if (!emit_ok)
+                return vf_usage_error(cmd, "unknown option '--emit'");
+            a->emit = v;
+            break;
+        case ':':
+            return vf_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return vf_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return vf_usage_error(cmd, "missing MODEL");
+    if (optind + 1 < argc)
+        return vf_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    a->model = argv[optind];
+    if (a->gpu && a->local)
+        return vf_usage_error(cmd, "--gpu and --local exclude each other");
+    if (o->mode == VF_MODE_TRAINING) {
+        o->train.seq_len = context;
+        o->train.micro_batch = batch;
+    } else {
+        o->infer.context = context;
+        o->infer.batch = batch;
+        if (o->runtime == VF_RUNTIME_VLLM) {
+            if (!o->infer.max_model_len)
+                o->infer.max_model_len = context;
+            else if (!context)
+                o->infer.context = o->infer.max_model_len;
+            if (!o->infer.max_num_seqs)
+                o->infer.max_num_seqs = batch;
+        }
+    }
+    return rc;
+}
+
+int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c)
+{
+    vf_error e = {0};
+    if (a->local) {
+        vf_local_gpu devs[64];
+        size_t n = 0;
+        if (vf_local_gpus(devs, 64, &n, &e) != VF_OK)
+            return vf_report_error(&e);
+        if (!n) {
+            fprintf(stderr, "vramfit: local: no gpus found%s%s\n", e.msg[0] ? ": " : "", e.msg);
+            return VF_EXIT_DEVICE;
+        }
+        /* the same model of device is assumed; the least free memory decides */
+        uint64_t free_min = devs[0].free_bytes;
+        for (size_t i = 1; i < n; i++)
+            if (devs[i].free_bytes < free_min)
+                free_min = devs[i].free_bytes;
+        if (vf_gpu_lookup(devs[0].name, c, NULL) != VF_OK) {
+            memset(c, 0, sizeof *c);
+            c->gpu.name = NULL;
+            c->gpu.family = c->gpu.vendor = c->gpu.segment = c->gpu.memory_nominal = "";
+            c->gpu.memory_basis = c->gpu.interconnect = c->gpu.source = c->gpu.note = "";
+            c->gpu.max_per_node = 8;
+        }
+        snprintf(c->name, sizeof c->name, "%s", devs[0].name);
+        c->gpu.memory_bytes = free_min;
+        c->count = (uint32_t)n;
+        c->from_catalog = false;
+        snprintf(c->note, sizeof c->note, "local devices: %zu, fitting into the least free memory", n);
+        return -1;
+    }
+    if (vf_gpu_lookup(a->gpu, c, &e) != VF_OK)
+        return vf_usage_error(a->emit ? "plan" : "fit", "--gpu %s", e.msg);
+    return -1;
+}
+
+bool vf_cli_runtime_runs_on(vf_runtime r, const vf_gpu *g)
+{
+    /* vLLM runs on CUDA and ROCm devices, not on Apple's Metal */
+    return !(r == VF_RUNTIME_VLLM && g->vendor && !strcmp(g->vendor, "apple"));
+}
+
+/* ---- output ---- */
+
+static const char *mode_name(const vf_estimate_opts *o)
+{
+    return o->mode == VF_MODE_TRAINING ? "training" : "inference";
+}
+
+static json_t *suggestions_json(const vf_fit *f)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < f->n_suggestions; i++) {
+        const vf_suggestion *s = &f->suggestions[i];
+        json_t *j = json_object();
+        json_object_set_new(j, "change", json_string(s->change));
+        json_object_set_new(j, "needed_bytes", json_integer((json_int_t)s->needed_bytes));
+        json_object_set_new(j, "fits", json_boolean(s->fits));
+        json_object_set_new(j, "gpu_bytes", json_integer((json_int_t)s->gpu_bytes));
+        json_object_set_new(j, "gpus", json_integer(s->gpus));
+        json_object_set_new(j, "cost", json_integer(s->cost));
+        json_object_set_new(j, "detail", json_string(s->detail));
+        json_array_append_new(arr, j);
+    }
+    return arr;
+}
+
+static json_t *speed_json(const vf_speed *s)
+{
+    if (!s->known)
+        return json_null();
+    json_t *j = json_object();
+    json_object_set_new(j, "kind", json_string("upper bounds from bandwidth and peak FLOP/s"));
+    json_object_set_new(j, "decode_tokens_per_s_per_sequence_max", json_real(s->decode_tps_per_seq));
+    json_object_set_new(j, "decode_tokens_per_s_batch_max", json_real(s->decode_tps_batch));
+    json_object_set_new(j, "decode_batch", json_integer((json_int_t)s->batch));
+    json_object_set_new(j, "bytes_read_per_token", json_integer((json_int_t)s->bytes_per_token));
+    json_object_set_new(j, "prefill_seconds_min", json_real(s->prefill_seconds));
+    if (s->train_step_seconds > 0)
+        json_object_set_new(j, "train_step_seconds_min", json_real(s->train_step_seconds));
+    json_object_set_new(j, "peak_tflops", json_real(s->peak_tflops));
+    json_object_set_new(j, "peak_dtype", json_string(s->peak_dtype ? s->peak_dtype : ""));
+    return j;
+}
+
+static void print_speed(const vf_speed *s, const vf_fit *f, const vf_estimate_opts *o, double bw)
+{
+    if (!s->known)
+        return;
+    printf("Speed bounds (upper limits; memory is not compute):\n");
+    if (o->mode == VF_MODE_INFERENCE) {
+        printf("  decode   <= %.1f tokens/s per sequence; <= %.1f tokens/s for the batch of %llu\n",
+               s->decode_tps_per_seq, s->decode_tps_batch, (unsigned long long)s->batch);
+        printf("             (%.0f GB/s per GPU / %.2f GB read per token per GPU at %llu tokens of context)\n", bw,
+               (double)s->bytes_per_token / 1e9, (unsigned long long)f->est.context);
+        printf("  prefill  >= %.3f s for one sequence of %llu tokens (2 x active params x tokens / %.0f TFLOPS %s)\n",
+               s->prefill_seconds, (unsigned long long)f->est.context, s->peak_tflops, s->peak_dtype);
+    } else {
+        printf("  step     >= %.3f s per optimizer step per GPU (%s x params x tokens / %.0f TFLOPS %s)\n",
+               s->train_step_seconds, o->train.lora_rank ? "4" : "6", s->peak_tflops, s->peak_dtype);
+    }
+}
+
+static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf_fit *f, const char *model)
+{
+    char b1[32], b2[32], b3[32];
+    vf_units u = a->units;
+    printf("Model:  %s (%s)\n", model, mode_name(&a->est));
+    printf("GPU:    %s x%u, %s each\n", c->name, c->count, vf_fmt_bytes(f->gpu_bytes, u, b1, sizeof b1));
+    if (c->note[0])
+        printf("        note: %s\n", c->note);
+    int64_t h = f->headroom_bytes;
+    printf("Fits:   %s: needs %s per GPU of %s; %s %s\n", f->fits ? "yes" : "no",
+           vf_fmt_bytes(f->needed_bytes, u, b1, sizeof b1), vf_fmt_bytes(f->gpu_bytes, u, b2, sizeof b2),
+           h >= 0 ? "headroom" : "short by", vf_fmt_bytes((uint64_t)(h >= 0 ? h : -h), u, b3, sizeof b3));
+    if (f->needed_bytes != f->est.per_gpu_bytes && f->est.starts)
+        printf("        (the smallest device it fits on: the engine sizes its cache from the device)\n");
+    if (!f->est.starts && f->est.reason[0])
+        printf("        the engine would not start: %s\n", f->est.reason);
+    if (f->est.max_concurrency > 0)
+        printf("        KV cache pool: %s tokens, %.2f sequences of %llu tokens at once\n",
+               vf_fmt_count(f->est.kv_cache_tokens, b1, sizeof b1), f->est.max_concurrency,
+               (unsigned long long)f->est.context);
+    char n1[32];
+    if (f->max_context)
+        printf("Longest context that fits: %s tokens%s\n", vf_fmt_count(f->max_context, n1, sizeof n1),
+               f->max_context_capped ? " (the model's limit)" : "");
+    else
+        printf("Longest context that fits: none\n");
+    if (f->max_batch && f->est.max_concurrency > 0)
+        printf("Largest batch that fits:   %s%s (sequences it starts with; its KV pool runs %.2f of full length at once)\n",
+               vf_fmt_count(f->max_batch, n1, sizeof n1), f->max_batch_capped ? "+" : "", f->est.max_concurrency);
+    else if (f->max_batch)
+        printf("Largest batch that fits:   %s%s\n", vf_fmt_count(f->max_batch, n1, sizeof n1),
+               f->max_batch_capped ? " (search limit)" : "");
+    else
+        printf("Largest batch that fits:   none\n");
+    if (f->min_gpus)
+        printf("Fewest GPUs:               %u (%s)\n", f->min_gpus, f->parallelism);
+    else
+        printf("Fewest GPUs:               none up to the search limit\n");
+    print_speed(&f->speed, f, &a->est, c->gpu.bandwidth_gbs);
+    if (f->n_suggestions) {
+        printf("What would make it fit (least cost first; each re-checked by the model):\n");
+        for (size_t i = 0; i < f->n_suggestions; i++) {
+            const vf_suggestion *s = &f->suggestions[i];
+            printf("  %-4s %-44s needs %10s of %s  %s\n", s->fits ? "fits" : "no", s->change,
+                   vf_fmt_bytes(s->needed_bytes, u, b1, sizeof b1), vf_fmt_bytes(s->gpu_bytes, u, b2, sizeof b2),
+                   s->detail);
+        }
+    }
+}
+
+static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c)
+{
+    vf_fit *f = calloc(1, sizeof *f);
+    if (!f) {
+        fprintf(stderr, "vramfit: out of memory\n");
+        return VF_EXIT_IO;
+    }
+    vf_fit_opts fo = {.est = a->est, .gpu_bytes = c->gpu.memory_bytes, .gpus = c->count,
+                      .gpu = c->gpu.bandwidth_gbs > 0 || c->from_catalog ? &c->gpu : NULL};
+    vf_error e = {0};
+    int rc;
+    if (vf_fit_run(m, &fo, f, &e) != VF_OK) {
+        rc = vf_report_error(&e);
+        free(f);
+        return rc;
+    }
+    const char *model = vf_model_hparams(m)->name[0] ? vf_model_hparams(m)->name : a->model;
+    if (a->json) {
+        json_t *j = json_object();
+        json_object_set_new(j, "fits", json_boolean(f->fits));
+        json_object_set_new(j, "gpu", json_string(c->name));
+        json_object_set_new(j, "gpu_count", json_integer(c->count));
+        json_object_set_new(j, "gpu_bytes", json_integer((json_int_t)f->gpu_bytes));
+        json_object_set_new(j, "needed_bytes", json_integer((json_int_t)f->needed_bytes));
+        json_object_set_new(j, "headroom_bytes", json_integer((json_int_t)f->headroom_bytes));
+        json_object_set_new(j, "kv_cache_bytes", json_integer((json_int_t)f->est.kv_cache));
+        if (f->est.max_concurrency > 0)
+            json_object_set_new(j, "max_concurrency", json_real(f->est.max_concurrency));
+        json_object_set_new(j, "max_context", json_integer((json_int_t)f->max_context));
+        json_object_set_new(j, "max_context_is_model_limit", json_boolean(f->max_context_capped));
+        json_object_set_new(j, "max_batch", json_integer((json_int_t)f->max_batch));
+        json_object_set_new(j, "min_gpus", json_integer(f->min_gpus));
+        json_object_set_new(j, "parallelism", json_string(f->parallelism));
+        json_object_set_new(j, "mode", json_string(mode_name(&a->est)));
+        json_object_set_new(j, "note", json_string(c->note));
+        json_object_set_new(j, "speed_bounds", speed_json(&f->speed));
+        json_object_set_new(j, "suggestions", suggestions_json(f));
+        rc = vf_print_json(j);
+    } else {
+        print_fit(a, c, f, model);
+        rc = fflush(stdout) ? VF_EXIT_IO : VF_EXIT_OK;
+    }
+    if (rc == VF_EXIT_OK && !f->fits)
+        rc = VF_EXIT_NOFIT;
+    free(f);
+    return rc;
+}
+
+typedef struct row {
+    const vf_gpu *g;
+    int64_t headroom;
+} row;
+
+static int by_memory(const void *x, const void *y)
+{
+    const row *a = x, *b = y;
+    if (a->g->memory_bytes != b->g->memory_bytes)
+        return a->g->memory_bytes < b->g->memory_bytes ? -1 : 1;
+    return strcmp(a->g->name, b->g->name);
+}
+
+static int fit_catalog(const vf_cli_fit_args *a, vf_model *m)
+{
+    size_t n = vf_gpu_count();
+    row *rows = calloc(n ? n : 1, sizeof *rows);
+    vf_fit *f = calloc(1, sizeof *f);
+    vf_estimate *base = calloc(1, sizeof *base);
+    int rc = VF_EXIT_OK;
+    if (!rows || !f || !base) {
+        fprintf(stderr, "vramfit: out of memory\n");
+        rc = VF_EXIT_IO;
+        goto out;
+    }
+    vf_error e = {0};
+    uint64_t needed = 0;
+    if (vf_fit_needed_bytes(m, &a->est, NULL, &needed, &e) != VF_OK) {
+        rc = vf_report_error(&e);
+        goto out;
+    }
+    if (!needed) { /* no device size fits: say why from the plain estimate */
+        vf_estimate_opts x = a->est;
+        x.gpu_bytes = (uint64_t)1 << 44;
+        if (vf_estimate_run(m, &x, base, &e) != VF_OK) {
+            rc = vf_report_error(&e);
+            goto out;
+        }
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const vf_gpu *g = vf_gpu_get(i);
+        if (!vf_cli_runtime_runs_on(a->est.runtime, g))
+            continue;
+        vf_fit_opts fo = {.est = a->est, .gpu_bytes = g->memory_bytes, .gpus = 1, .gpu = g, .no_search = true};
+        if (vf_fit_run(m, &fo, f, &e) != VF_OK) {
+            rc = vf_report_error(&e);
+            goto out;
+        }
+        if (f->fits)
+            rows[k++] = (row){g, (int64_t)g->memory_bytes - (int64_t)needed};
+    }
+    qsort(rows, k, sizeof *rows, by_memory);
+    if (a->json) {
+        json_t *j = json_object();
+        json_object_set_new(j, "fits", json_boolean(k > 0));
+        json_object_set_new(j, "needed_bytes", json_integer((json_int_t)needed));
+        json_object_set_new(j, "mode", json_string(mode_name(&a->est)));
+        json_t *arr = json_array();
+        for (size_t i = 0; i < k; i++) {
+            json_t *r = json_object();
+            json_object_set_new(r, "gpu", json_string(rows[i].g->name));
+            json_object_set_new(r, "gpu_bytes", json_integer((json_int_t)rows[i].g->memory_bytes));
+            json_object_set_new(r, "headroom_bytes", json_integer((json_int_t)rows[i].headroom));
+            json_array_append_new(arr, r);
+        }
+        json_object_set_new(j, "gpus", arr);
+        rc = vf_print_json(j);
+    } else {
+        char b1[32], b2[32];
+        printf("Needs %s on one GPU (%s). Catalog GPUs that fit, smallest first:\n",
+               vf_fmt_bytes(needed, a->units, b1, sizeof b1), mode_name(&a->est));
+        if (!k)
+            printf("  none; try 'vramfit fit MODEL --gpu G' for advice and multi-GPU plans\n");
+        for (size_t i = 0; i < k; i++)
+            printf("  %-26s %10s  headroom %10s\n", rows[i].g->name,
+                   vf_fmt_bytes(rows[i].g->memory_bytes, a->units, b1, sizeof b1),
+                   vf_fmt_bytes((uint64_t)rows[i].headroom, a->units, b2, sizeof b2));
+    }
+    if (rc == VF_EXIT_OK && !k)
+        rc = VF_EXIT_NOFIT;
+out:
+    free(rows);
+    free(f);
+    free(base);
+    return rc;
+}
 
 int cmd_fit(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: vramfit fit ... (not built yet)\n");
-        return VF_EXIT_OK;
-    }
-    fprintf(stderr, "vramfit: fit: not built yet\n");
-    return VF_EXIT_USAGE;
+    vf_cli_fit_args a;
+    int rc = vf_cli_fit_parse("fit", argc, argv, &a, help);
+    if (rc >= 0)
+        return rc;
+    vf_gpu_choice c;
+    if ((a.gpu || a.local) && (rc = vf_cli_fit_gpu(&a, &c)) >= 0)
+        return rc;
+    vf_model *m = NULL;
+    if ((rc = vf_cli_open_model(a.model, &m)) != VF_EXIT_OK)
+        return rc;
+    rc = a.gpu || a.local ? fit_one(&a, m, &c) : fit_catalog(&a, m);
+    vf_model_free(m);
+    return rc;
 }

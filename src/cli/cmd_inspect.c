@@ -56,6 +56,7 @@ static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
     json_object_set_new(o, "head_dim", json_integer(hp->head_dim));
     json_object_set_new(o, "vocab_size", json_integer((json_int_t)hp->vocab_size));
     json_object_set_new(o, "context_length", json_integer((json_int_t)hp->context_length));
+    json_object_set_new(o, "quantization", hp->quant_method[0] ? json_string(hp->quant_method) : json_null());
     json_object_set_new(o, "experts", json_integer(hp->n_experts));
     json_object_set_new(o, "experts_active", json_integer(hp->n_experts_active));
     json_object_set_new(o, "active_params", json_integer((json_int_t)t->active_params));
@@ -107,6 +108,8 @@ static void print_human(const vf_model *m, const vf_model_totals *t, bool tensor
     if (vf_model_file_count(m) > 1)
         printf(" (%zu files)", vf_model_file_count(m));
     printf("\narchitecture   %s\n", hp->architecture[0] ? hp->architecture : "(unknown)");
+    if (hp->quant_method[0])
+        printf("quantization   %s\n", hp->quant_method);
     printf("parameters     %s (%s)\n", vf_fmt_count(t->params, a, sizeof a), vf_fmt_short(t->params, b, sizeof b));
     if (t->active_params != t->params)
         printf("active/token   %s (%s)\n", vf_fmt_count(t->active_params, a, sizeof a),

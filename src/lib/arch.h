@@ -5,6 +5,8 @@
 
 #include "internal.h"
 
+#include <regex.h>
+
 /* How a checkpoint stores its linear layers (quantization_config). */
 typedef enum vf__qkind {
     VF_Q_NONE,
@@ -34,6 +36,14 @@ typedef struct vf__quant {
     const json_t *skip2;
 } vf__quant;
 
+/* modules_to_not_convert / ignore patterns, regular expressions compiled once */
+#define VF_AB_MAX_RX 64
+typedef struct vf__ab_rx {
+    const char *pat; /* "re:..." string inside the config (borrowed) */
+    bool ok;
+    regex_t rx;
+} vf__ab_rx;
+
 /* Builder state: every call is a no-op once st != VF_OK. */
 typedef struct vf__ab {
     vf_model *m;
@@ -44,7 +54,12 @@ typedef struct vf__ab {
     vf_status st;
     vf_dtype dt; /* dtype of unquantized parameters */
     vf__quant q;
+    vf__ab_rx rx[VF_AB_MAX_RX];
+    size_t n_rx;
 } vf__ab;
+
+/* Releases what the builder compiled. */
+VF_HIDDEN void vf__ab_done(vf__ab *b);
 
 /* linear-layer flags */
 #define VF_LIN_BIAS 0x1u    /* has a bias vector */
@@ -62,7 +77,7 @@ VF_HIDDEN void vf__ab_linear(vf__ab *b, unsigned flags, uint64_t out, uint64_t i
     VF_PRINTF(5, 6);
 /* Whether module name is excluded from quantization (modules_to_not_convert,
  * ignore, llm_int8_skip_modules; lm_head always). */
-VF_HIDDEN bool vf__ab_keep_precision(const vf__ab *b, const char *module);
+VF_HIDDEN bool vf__ab_keep_precision(vf__ab *b, const char *module);
 /* Fails the build with a message (first error wins). */
 VF_HIDDEN void vf__ab_fail(vf__ab *b, vf_status st, const char *fmt, ...) VF_PRINTF(3, 4);
 

@@ -26,7 +26,6 @@
 #include "arch.h"
 
 #include <fnmatch.h>
-#include <regex.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -117,24 +116,42 @@ void vf__ab_param3(vf__ab *b, uint64_t d0, uint64_t d1, uint64_t d2, const char 
 
 static uint64_t ceil_div(uint64_t a, uint64_t d) { return d ? a / d + (a % d != 0) : a; }
 
-/* One pattern of modules_to_not_convert / ignore: "re:REGEX" (anchored at the
- * start, as compressed-tensors' re.match), a glob with '*', or a substring
- * of the module name (transformers' bitsandbytes / fp8 replacement rule). */
-static bool pattern_matches(const char *pat, const char *module)
+/* The compiled form of a "re:" pattern, anchored at the start as
+ * compressed-tensors' re.match; NULL when it does not compile or the cache
+ * is full (then the pattern matches nothing). */
+static const regex_t *compiled(vf__ab *b, const char *pat)
+{
+    for (size_t i = 0; i < b->n_rx; i++)
+        if (b->rx[i].pat == pat)
+            return b->rx[i].ok ? &b->rx[i].rx : NULL;
+    if (b->n_rx >= VF_AB_MAX_RX)
+        return NULL;
+    vf__ab_rx *r = &b->rx[b->n_rx++];
+    r->pat = pat;
+    const char *re = pat + 3;
+    size_t n = strlen(re);
+    char anchored[600];
+    r->ok = n > 0 && n <= 512 && (size_t)snprintf(anchored, sizeof anchored, "^(%s)", re) < sizeof anchored &&
+            regcomp(&r->rx, anchored, REG_EXTENDED | REG_NOSUB) == 0;
+    return r->ok ? &r->rx : NULL;
+}
+
+void vf__ab_done(vf__ab *b)
+{
+    for (size_t i = 0; i < b->n_rx; i++)
+        if (b->rx[i].ok)
+            regfree(&b->rx[i].rx);
+    b->n_rx = 0;
+}
+
+/* One pattern of modules_to_not_convert / ignore: "re:REGEX", a glob with
+ * '*', or a substring of the module name (transformers' bitsandbytes / fp8
+ * replacement rule). */
+static bool pattern_matches(vf__ab *b, const char *pat, const char *module)
 {
     if (strncmp(pat, "re:", 3) == 0) {
-        const char *re = pat + 3;
-        size_t n = strlen(re);
-        if (n == 0 || n > 512)
-            return false;
-        char anchored[600];
-        snprintf(anchored, sizeof anchored, "^(%s)", re);
-        regex_t rx;
-        if (regcomp(&rx, anchored, REG_EXTENDED | REG_NOSUB) != 0)
-            return false;
-        bool hit = regexec(&rx, module, 0, NULL, 0) == 0;
-        regfree(&rx);
-        return hit;
+        const regex_t *rx = compiled(b, pat);
+        return rx && regexec(rx, module, 0, NULL, 0) == 0;
     }
     if (strchr(pat, '*') || strchr(pat, '?') || strchr(pat, '[')) {
         if (fnmatch(pat, module, 0) == 0)
@@ -147,29 +164,33 @@ static bool pattern_matches(const char *pat, const char *module)
     return pat[0] && strstr(module, pat) != NULL;
 }
 
-static bool list_matches(const json_t *list, const char *module)
+/* At most this many entries of a list are consulted: real lists name every
+ * router of a model (~100); the bound keeps hostile lists cheap. */
+#define MAX_PATTERNS 512
+
+static bool list_matches(vf__ab *b, const json_t *list, const char *module)
 {
     if (json_is_string(list))
-        return pattern_matches(json_string_value(list), module);
+        return pattern_matches(b, json_string_value(list), module);
     if (!json_is_array(list))
         return false;
     size_t n = json_array_size(list);
-    for (size_t i = 0; i < n && i < 1024; i++) {
+    for (size_t i = 0; i < n && i < MAX_PATTERNS; i++) {
         const json_t *v = json_array_get(list, i);
-        if (json_is_string(v) && pattern_matches(json_string_value(v), module))
+        if (json_is_string(v) && pattern_matches(b, json_string_value(v), module))
             return true;
     }
     return false;
 }
 
-bool vf__ab_keep_precision(const vf__ab *b, const char *module)
+bool vf__ab_keep_precision(vf__ab *b, const char *module)
 {
     if (b->q.kind == VF_Q_NONE)
         return true;
     /* the output head stays in high precision in every method's default */
     if (strstr(module, "lm_head") || strstr(module, "embed_out") || strstr(module, "shared_head.head"))
         return true;
-    return list_matches(b->q.skip, module) || list_matches(b->q.skip2, module);
+    return list_matches(b, b->q.skip, module) || list_matches(b, b->q.skip2, module);
 }
 
 /* bitsandbytes packs the non-tensor part of the quant state as json text:

@@ -204,7 +204,8 @@ static void gemma3_vision(vf__ab *b)
     const json_t *v = json_object_get(b->root, "vision_config");
     if (!json_is_object(v))
         return;
-    uint64_t h = 1152, ff = 4304, L = 27, patch = 14, img = 896, ch = 3;
+    /* SiglipVisionConfig defaults: a sub-config omits the values equal to them */
+    uint64_t h = 768, ff = 3072, L = 12, patch = 16, img = 224, ch = 3;
     vf__cfg_u64(v, &h, "hidden_size", NULL);
     vf__cfg_u64(v, &ff, "intermediate_size", NULL);
     vf__cfg_u64(v, &L, "num_hidden_layers", NULL);

@@ -28,6 +28,7 @@ typedef struct CUevent_st *CUevent;
 #define CUDA_ERROR_NOT_READY 600
 #define CU_STREAM_NON_BLOCKING 0x1
 #define CU_EVENT_DISABLE_TIMING 0x2
+#define CU_MEMHOSTALLOC_PORTABLE 0x1
 
 typedef struct cuda_api {
     void *lib;
@@ -214,10 +215,11 @@ static void cuda_free(vf__backend *b, uint64_t addr, uint64_t bytes)
 static vf_status cuda_halloc(vf__backend *b, size_t bytes, void **p, vf_error *err)
 {
     CUresult r = cur(b);
-    /* Flags 0: plain page-locked memory. Write-combined halves the speed on
-     * some hosts (peers-loading.md §5.2) and gains nothing for DMA reads. */
+    /* Portable: pinned for every context, as the ring feeds several GPUs under
+     * a device map. Not write-combined: that halves the speed on some hosts
+     * (peers-loading.md §5.2) and gains nothing for DMA reads. */
     if (r == CUDA_SUCCESS)
-        r = CU(b)->cuMemHostAlloc(p, bytes ? bytes : 1, 0);
+        r = CU(b)->cuMemHostAlloc(p, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE);
     if (r != CUDA_SUCCESS) {
         *p = NULL;
         return cu_err(CU(b), b->name, r, "cuMemHostAlloc", err);

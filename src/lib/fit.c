@@ -23,6 +23,49 @@ int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, u
     return c->scratch->starts && c->scratch->per_gpu_bytes <= gpu_bytes ? 1 : 0;
 }
 
+/*
+ * The memory a configuration needs per device: the estimate's per_gpu_bytes
+ * when that does not depend on the device's size; else (vLLM sizes its KV
+ * pool from the device) the smallest device memory on which it fits, found by
+ * bisection to the byte. 0 when no size up to 16 TiB fits.
+ */
+uint64_t vf__fit_needed(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes)
+{
+    uint64_t a = 0, b = 0;
+    uint64_t probe = gpu_bytes ? gpu_bytes : (uint64_t)80 << 30;
+    int ra = vf__fit_try(c, o, probe, &a, NULL);
+    int rb = vf__fit_try(c, o, probe * 2, &b, NULL);
+    if (ra >= 0 && rb >= 0 && a == b)
+        return a;
+    uint64_t lo = (uint64_t)1 << 20, hi = (uint64_t)1 << 44;
+    if (vf__fit_try(c, o, hi, NULL, NULL) != 1)
+        return 0;
+    if (vf__fit_try(c, o, lo, NULL, NULL) == 1)
+        return lo;
+    while (hi - lo > 1) { /* fits(hi), !fits(lo) */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (vf__fit_try(c, o, mid, NULL, NULL) == 1)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn, uint64_t *needed,
+                              vf_error *err)
+{
+    if (!m || !o || !needed)
+        return vf__err(err, VF_EINVAL, "", "needed bytes needs a model and options");
+    vf_estimate *scratch = malloc(sizeof *scratch);
+    if (!scratch)
+        return vf__err(err, VF_ENOMEM, "", "out of memory");
+    vf__fit_ctx c = {.m = m, .fn = fn ? fn : vf_estimate_run, .scratch = scratch};
+    *needed = vf__fit_needed(&c, o, 0);
+    free(scratch);
+    return VF_OK;
+}
+
 /* Fit at a candidate: errors (an impossible split, a context past what the
  * model allows) count as "does not fit". */
 static bool fits_at(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes)
@@ -49,8 +92,17 @@ void vf__set_batch(vf_estimate_opts *o, uint64_t b)
         o->infer.batch = b;
         if (o->runtime == VF_RUNTIME_VLLM)
             o->infer.max_num_seqs = b;
-        if (o->runtime == VF_RUNTIME_LLAMACPP)
+        if (o->runtime == VF_RUNTIME_LLAMACPP) {
+            /* llama.cpp's context (-c) is shared by its -np slots: keep each
+             * slot's share when the slots change */
+            uint64_t slots = o->infer.parallel ? o->infer.parallel : 1;
+            uint64_t per_seq = (o->infer.context ? o->infer.context : 4096) / slots;
+            if (!per_seq)
+                per_seq = 1;
+            uint64_t total;
             o->infer.parallel = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+            o->infer.context = vf__mul_overflow(per_seq, b, &total) ? UINT64_MAX : total;
+        }
     }
 }
 
@@ -298,10 +350,13 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
     out->est = *scratch;
     out->fits = r == 1;
     out->gpu_bytes = opts->gpu_bytes;
-    out->needed_bytes = needed;
-    out->headroom_bytes = (int64_t)opts->gpu_bytes - (int64_t)needed;
     c.base_context = scratch->context;
     c.base_batch = scratch->batch;
+    uint64_t need = vf__fit_needed(&c, &o, opts->gpu_bytes);
+    if (need)
+        needed = need;
+    out->needed_bytes = needed;
+    out->headroom_bytes = (int64_t)opts->gpu_bytes - (int64_t)needed;
     vf_speed_bounds(m, &o, &out->est, opts->gpu, n, &out->speed);
 
     if (!opts->no_search) {

@@ -26,6 +26,9 @@ static void add(advisor *a, const vf_estimate_opts *o, uint64_t gpu_bytes, uint3
     int r = vf__fit_try(a->c, o, gpu_bytes, &needed, NULL);
     if (r < 0)
         return; /* the change is not valid for this model/runtime */
+    uint64_t need = vf__fit_needed(a->c, o, gpu_bytes);
+    if (need)
+        needed = need;
     vf_suggestion *s = &a->out->suggestions[a->out->n_suggestions++];
     memset(s, 0, sizeof *s);
     snprintf(s->change, sizeof s->change, "%s", change);
@@ -49,11 +52,12 @@ static double weight_bits(const advisor *a)
 
 static void weights(advisor *a, const char *w, double bits, int cost, const char *detail)
 {
-    if (weight_bits(a) <= bits + 0.25)
+    /* only formats clearly smaller than the weights are now (Q4_K_M is not re-priced to Q4_K) */
+    if (weight_bits(a) <= bits * 1.2)
         return;
     vf_estimate_opts o = *a->base;
     snprintf(o.weights, sizeof o.weights, "%s", w);
-    char ch[128];
+    char ch[224];
     snprintf(ch, sizeof ch, "--weights %s", w);
     add(a, &o, a->opts->gpu_bytes, a->n, cost, ch, detail);
 }
@@ -99,14 +103,14 @@ static void advise_inference(advisor *a)
     if (f->max_batch >= 1 && f->max_batch < f->est.batch) {
         o = *b;
         vf__set_batch(&o, f->max_batch);
-        char ch[128];
+        char ch[224];
         snprintf(ch, sizeof ch, "--batch %llu", (unsigned long long)f->max_batch);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, ch, "fewer sequences at once: lower throughput");
     }
     if (f->max_context >= 1 && f->max_context < f->est.context) {
         o = *b;
         vf__set_context(&o, f->max_context);
-        char ch[128];
+        char ch[224];
         snprintf(ch, sizeof ch, "--context %llu", (unsigned long long)f->max_context);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, ch, "longer prompts and answers are refused or cut");
     }
@@ -136,7 +140,7 @@ static void advise_inference(advisor *a)
         }
         if (lo >= 0) {
             o.infer.n_gpu_layers = lo;
-            char ch[128];
+            char ch[224];
             snprintf(ch, sizeof ch, "-ngl %d (offload the rest to the CPU)", lo);
             add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED, ch,
                 "layers on the CPU run at host memory speed: much slower decoding");
@@ -160,7 +164,7 @@ static void advise_training(advisor *a)
     if (t->recompute != VF_RECOMPUTE_FULL) {
         o = *b;
         o.train.recompute = VF_RECOMPUTE_FULL;
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--recompute full (gradient checkpointing)",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--grad-checkpoint full",
             "activations recomputed in the backward pass: about one more forward pass of compute");
     }
     if (f->max_batch >= 1 && f->max_batch < f->est.batch) {
@@ -169,8 +173,8 @@ static void advise_training(advisor *a)
         uint64_t keep = (mb * ga + f->max_batch - 1) / f->max_batch;
         vf__set_batch(&o, f->max_batch);
         o.train.grad_accum = keep > UINT32_MAX ? UINT32_MAX : (uint32_t)keep;
-        char ch[128];
-        snprintf(ch, sizeof ch, "--micro-batch %llu --grad-accum %llu", (unsigned long long)f->max_batch,
+        char ch[224];
+        snprintf(ch, sizeof ch, "--batch %llu --grad-accum %llu", (unsigned long long)f->max_batch,
                  (unsigned long long)keep);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, ch, "same global batch in more, smaller steps: slower");
     }
@@ -183,8 +187,8 @@ static void advise_training(advisor *a)
     if (f->max_context >= 1 && f->max_context < f->est.context) {
         o = *b;
         vf__set_context(&o, f->max_context);
-        char ch[128];
-        snprintf(ch, sizeof ch, "--seq-len %llu", (unsigned long long)f->max_context);
+        char ch[224];
+        snprintf(ch, sizeof ch, "--context %llu", (unsigned long long)f->max_context);
         add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, ch, "shorter training sequences");
     }
     if (a->n > 1 && t->zero < 3 && t->fsdp != 1) {
@@ -197,14 +201,14 @@ static void advise_training(advisor *a)
     if (!t->lora_rank) {
         o = *b;
         o.train.lora_rank = 16;
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--lora 16",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--lora-rank 16",
             "LoRA adapters of rank 16 trained, base weights frozen: a different method, often close in quality");
     }
     if (!t->qlora[0]) {
         o = *b;
         o.train.lora_rank = t->lora_rank ? t->lora_rank : 16;
         snprintf(o.train.qlora, sizeof o.train.qlora, "nf4-dq");
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--qlora nf4-dq --lora 16",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_METHOD, "--qlora nf4-dq --lora-rank 16",
             "QLoRA: 4-bit frozen base weights, LoRA adapters: a quality cost and slower steps");
     }
     if (t->offload == VF_OFFLOAD_NONE) {
@@ -223,6 +227,224 @@ static void advise_training(advisor *a)
         add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED,
             "--zero 3 --offload both", "parameters and optimizer states on the CPU (ZeRO-Infinity): much slower");
     }
+}
+
+/* When no single change fits: the cheap changes applied together, in cost
+ * order, up to the first set that fits (and if none does, that set on the
+ * fewest GPUs). Each step is one estimate run, like every suggestion. */
+typedef struct step {
+    int cost;
+    const char *flag;
+} step;
+
+/* Applies cheap change k (in cost order) to o when it applies; NULL flag when not. */
+static step apply_step(const advisor *a, int k, vf_estimate_opts *o)
+{
+    bool train = o->mode == VF_MODE_TRAINING, llama = o->runtime == VF_RUNTIME_LLAMACPP;
+    bool vllm = o->runtime == VF_RUNTIME_VLLM;
+    step st = {-1, NULL};
+    if (!train) {
+        switch (k) {
+        case 0:
+            if (llama && o->infer.flash_attn != 1) {
+                o->infer.flash_attn = 1;
+                st = (step){COST_FREE, "-fa on"};
+            } else if (!llama && !vllm && o->infer.attn != VF_ATTN_FLASH) {
+                o->infer.attn = VF_ATTN_FLASH;
+                st = (step){COST_FREE, "--attn flash"};
+            }
+            break;
+        case 1:
+            if (kv_is_16bit(o)) {
+                snprintf(o->infer.kv_dtype, sizeof o->infer.kv_dtype, "%s", llama ? "q8_0" : "fp8");
+                if (llama)
+                    o->infer.flash_attn = 1;
+                st = (step){COST_SMALL, llama ? "--kv q8_0" : "--kv fp8"};
+            }
+            break;
+        case 2:
+        case 3: {
+            const char *w = k == 2 ? (llama ? "q8_0" : vllm ? "fp8" : "int8") : (llama ? "q4_k" : vllm ? "awq" : "nf4");
+            double bits = k == 2 ? 8.5 : 4.5;
+            if (weight_bits(a) > bits * 1.2) {
+                snprintf(o->weights, sizeof o->weights, "%s", w);
+                st = (step){k == 2 ? COST_QUALITY : COST_METHOD,
+                            k == 2 ? (llama ? "--weights q8_0" : vllm ? "--weights fp8" : "--weights int8")
+                                   : (llama ? "--weights q4_k" : vllm ? "--weights awq" : "--weights nf4")};
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        return st;
+    }
+    switch (k) {
+    case 0:
+        if (o->infer.attn != VF_ATTN_FLASH) {
+            o->infer.attn = VF_ATTN_FLASH;
+            st = (step){COST_FREE, "--attn flash"};
+        }
+        break;
+    case 1:
+        if (o->train.recompute != VF_RECOMPUTE_FULL) {
+            o->train.recompute = VF_RECOMPUTE_FULL;
+            st = (step){COST_SMALL, "--grad-checkpoint full"};
+        }
+        break;
+    case 2:
+        if (o->train.optimizer == VF_OPT_ADAMW || o->train.optimizer == VF_OPT_ADAM) {
+            o->train.optimizer = VF_OPT_ADAMW_8BIT;
+            st = (step){COST_SMALL, "--optimizer adamw-8bit"};
+        }
+        break;
+    case 3:
+        if (a->n > 1 && o->train.zero < 3 && o->train.fsdp != 1) {
+            o->train.zero = 3;
+            o->train.fsdp = 0;
+            st = (step){COST_QUALITY, "--zero 3"};
+        }
+        break;
+    case 4:
+        if (!o->train.lora_rank) {
+            o->train.lora_rank = 16;
+            st = (step){COST_METHOD, "--lora-rank 16"};
+        }
+        break;
+    case 5:
+        if (!o->train.qlora[0]) {
+            snprintf(o->train.qlora, sizeof o->train.qlora, "nf4-dq");
+            if (!o->train.lora_rank)
+                o->train.lora_rank = 16;
+            st = (step){COST_METHOD, "--qlora nf4-dq"};
+        }
+        break;
+    case 6:
+        if (o->train.offload == VF_OFFLOAD_NONE) {
+            o->train.offload = VF_OFFLOAD_OPTIMIZER;
+            if (o->train.zero < 2)
+                o->train.zero = 2;
+            st = (step){COST_SPEED, "--offload optimizer"};
+        }
+        break;
+    default:
+        break;
+    }
+    return st;
+}
+
+#define N_STEPS 7
+
+/* The base knobs with the chosen steps applied; the flags and the top cost. */
+static void apply_set(const advisor *a, const bool *use, vf_estimate_opts *o, char *ch, size_t n, int *cost)
+{
+    *o = *a->base;
+    ch[0] = '\0';
+    *cost = 0;
+    for (int k = 0; k < N_STEPS; k++) {
+        if (!use[k])
+            continue;
+        step st = apply_step(a, k, o);
+        if (!st.flag)
+            continue;
+        *cost = st.cost > *cost ? st.cost : *cost;
+        size_t len = strlen(ch);
+        snprintf(ch + len, n - len, "%s%s", len ? " " : "", st.flag);
+    }
+}
+
+/* More GPUs do not help as asked (per-GPU activations, unsharded states):
+ * the free and small changes, on the fewest GPUs. */
+static void scale_cheap(advisor *a)
+{
+    if (a->out->min_gpus)
+        return;
+    bool use[N_STEPS] = {0};
+    for (int k = 0; k < N_STEPS; k++) {
+        vf_estimate_opts one = *a->base;
+        step st = apply_step(a, k, &one);
+        use[k] = st.flag && st.cost <= COST_SMALL;
+    }
+    vf_estimate_opts o;
+    char ch[224];
+    int cost;
+    apply_set(a, use, &o, ch, sizeof ch, &cost);
+    if (!ch[0])
+        return;
+    vf__gpu_plan p;
+    uint32_t per_node = a->opts->gpu && a->opts->gpu->max_per_node ? a->opts->gpu->max_per_node : 8;
+    if (!vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &p) || p.gpus <= a->n)
+        return;
+    vf__fit_apply_plan(&o, &p);
+    size_t len = strlen(ch);
+    snprintf(ch + len, sizeof ch - len, " on %u GPUs (%s)", p.gpus, p.words);
+    add(a, &o, a->opts->gpu_bytes, p.gpus, COST_MONEY, ch, "the model as it is, with cheap changes, on more devices");
+}
+
+static void combine(advisor *a)
+{
+    scale_cheap(a);
+    for (size_t i = 0; i < a->out->n_suggestions; i++)
+        if (a->out->suggestions[i].fits && a->out->suggestions[i].cost < COST_MONEY)
+            return;
+    bool use[N_STEPS] = {0};
+    vf_estimate_opts o;
+    char ch[224];
+    int cost, nsteps = 0;
+    bool found = false;
+    for (int k = 0; k < N_STEPS && !found; k++) {
+        vf_estimate_opts probe = *a->base;
+        bool tmp[N_STEPS];
+        memcpy(tmp, use, sizeof tmp);
+        tmp[k] = true;
+        apply_set(a, tmp, &probe, ch, sizeof ch, &cost);
+        vf_estimate_opts one = *a->base;
+        if (!apply_step(a, k, &one).flag)
+            continue;
+        use[k] = true;
+        nsteps++;
+        found = nsteps >= 2 && vf__fit_try(a->c, &probe, a->opts->gpu_bytes, NULL, NULL) == 1;
+    }
+    if (!nsteps)
+        return;
+    if (found) {
+        /* drop what is not needed, most expensive first kept: try removing each step */
+        for (int k = 0; k < N_STEPS; k++) {
+            if (!use[k])
+                continue;
+            use[k] = false;
+            apply_set(a, use, &o, ch, sizeof ch, &cost);
+            if (vf__fit_try(a->c, &o, a->opts->gpu_bytes, NULL, NULL) != 1)
+                use[k] = true;
+        }
+        apply_set(a, use, &o, ch, sizeof ch, &cost);
+        add(a, &o, a->opts->gpu_bytes, a->n, cost, ch, "these changes together; each one's cost applies");
+        return;
+    }
+    /* none fits on these GPUs: the combined changes on the fewest of them,
+     * then without each change that count does not need */
+    apply_set(a, use, &o, ch, sizeof ch, &cost);
+    vf__gpu_plan p;
+    uint32_t per_node = a->opts->gpu && a->opts->gpu->max_per_node ? a->opts->gpu->max_per_node : 8;
+    if (!vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &p) || p.gpus <= a->n ||
+        (a->out->min_gpus && p.gpus >= a->out->min_gpus))
+        return;
+    for (int k = 0; k < N_STEPS; k++) {
+        if (!use[k])
+            continue;
+        use[k] = false;
+        vf__gpu_plan q;
+        apply_set(a, use, &o, ch, sizeof ch, &cost);
+        if (!vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &q) || q.gpus > p.gpus)
+            use[k] = true;
+        else
+            p = q;
+    }
+    apply_set(a, use, &o, ch, sizeof ch, &cost);
+    vf__fit_apply_plan(&o, &p);
+    size_t len = strlen(ch);
+    snprintf(ch + len, sizeof ch - len, "%s%u GPUs (%s)", len ? " on " : "", p.gpus, p.words);
+    add(a, &o, a->opts->gpu_bytes, p.gpus, COST_MONEY, ch, "these changes together, on more devices");
 }
 
 static int cmp_sugg(const void *x, const void *y)
@@ -244,6 +466,7 @@ void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts
         advise_training(&a);
     else
         advise_inference(&a);
+    combine(&a);
 
     /* more GPUs of this kind */
     if (out->min_gpus > a.n) {
@@ -253,7 +476,7 @@ void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts
         if (o->mode == VF_MODE_TRAINING && out->min_dp > 1 && o->train.zero < 3 && o->train.fsdp != 1)
             p.zero = 3;
         vf__fit_apply_plan(&x, &p);
-        char ch[128];
+        char ch[224];
         snprintf(ch, sizeof ch, "%u GPUs (%s)", out->min_gpus, out->parallelism);
         add(&a, &x, opts->gpu_bytes, out->min_gpus, COST_MONEY, ch, "more devices of the same kind");
     }
@@ -270,7 +493,7 @@ void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts
             best = g;
     }
     if (best) {
-        char ch[128];
+        char ch[224];
         if (a.n > 1)
             snprintf(ch, sizeof ch, "%s x%u", best->name, a.n);
         else

@@ -23,6 +23,7 @@ typedef struct vf__gpu_plan {
 /* 1 fits, 0 does not, -status on an estimate error; *needed = per-GPU bytes. */
 VF_HIDDEN int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, uint64_t *needed,
                           vf_error *err);
+VF_HIDDEN uint64_t vf__fit_needed(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes);
 VF_HIDDEN void vf__set_context(vf_estimate_opts *o, uint64_t ctx);
 VF_HIDDEN void vf__set_batch(vf_estimate_opts *o, uint64_t b);
 VF_HIDDEN uint64_t vf__fit_max_context(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped);

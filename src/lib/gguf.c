@@ -22,7 +22,12 @@
 #define GGUF_MAX_DIMS 4                         /* GGML_MAX_DIMS */
 #define GGUF_DEFAULT_ALIGNMENT 32u
 #define GGUF_MAX_KEY_LEN VF_MAX_NAME_LEN
-#define GGUF_MAX_KV ((uint64_t)1 << 24)
+/* Real files have a few dozen keys; each becomes a JSON entry ~10x its
+ * smallest on-disk size, so the count is capped well below gguf.cpp's. */
+#define GGUF_MAX_KV ((uint64_t)1 << 16)
+/* Array elements kept as JSON values across the whole file; past this,
+ * arrays are summarised like long ones (bounds memory per input byte). */
+#define GGUF_KEEP_BUDGET ((uint64_t)1 << 18)
 #define RD_BUF 65536u
 
 /* gguf_type: metadata value types. */
@@ -52,6 +57,7 @@ typedef struct rd {
     size_t buf_len;
     unsigned char *buf;
     vf_error *err;
+    uint64_t keep_budget; /* array elements that may still be kept as JSON */
 } rd;
 
 static uint64_t rd_left(const rd *r) { return r->size - r->pos; }
@@ -279,7 +285,9 @@ static vf_status read_value(rd *r, uint32_t t, json_t **out, const char *key)
         return vf__err(r->err, VF_EFORMAT, r->path,
                        "%s: array of %llu %s elements runs past the end of the file (%llu bytes left)", what,
                        (unsigned long long)n, type_names[et], (unsigned long long)rd_left(r));
-    bool keep = out && n <= VF_GGUF_KV_MAX_ARRAY;
+    bool keep = out && n <= VF_GGUF_KV_MAX_ARRAY && n <= r->keep_budget;
+    if (keep)
+        r->keep_budget -= n;
     json_t *a = NULL;
     if (keep && !(a = json_array()))
         return vf__err(r->err, VF_ENOMEM, r->path, "out of memory");
@@ -519,7 +527,7 @@ static vf_status read_file(vf_model *m, const char *path, json_t **kv_out, shard
         return vf__err(err, errno == ENOENT ? VF_ENOENT : VF_EIO, path, "cannot open: %s", strerror(errno));
     vf_status st = VF_OK;
     json_t *kv = NULL;
-    rd r = {.fd = fd, .path = path, .err = err};
+    rd r = {.fd = fd, .path = path, .err = err, .keep_budget = GGUF_KEEP_BUDGET};
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         st = vf__err(err, VF_EIO, path, "cannot stat: %s", strerror(errno));
@@ -556,7 +564,8 @@ static vf_status read_file(vf_model *m, const char *path, json_t **kv_out, shard
         goto out;
     /* each kv takes ≥ 13 bytes and each tensor info ≥ 24: counts that cannot fit are lies */
     if (n_kv > GGUF_MAX_KV || n_kv * 13 > rd_left(&r)) {
-        st = vf__err(err, VF_EFORMAT, path, "metadata count %llu does not fit in the file", (unsigned long long)n_kv);
+        st = vf__err(err, VF_EFORMAT, path, "metadata count %llu does not fit in the file or exceeds %llu",
+                     (unsigned long long)n_kv, (unsigned long long)GGUF_MAX_KV);
         goto out;
     }
     if (n_tensors > VF_MAX_TENSORS || n_tensors * 24 > rd_left(&r)) {

@@ -242,7 +242,10 @@ void vf__gguf_hparams(vf_model *m)
     hp->n_mtp_layers = get_u32(&c, "nextn_predict_layers");
     /* like HF's num_hidden_layers, n_layers leaves out the MTP blocks GGUF counts in block_count */
     hp->n_layers = clamp32(blocks > hp->n_mtp_layers ? blocks - hp->n_mtp_layers : blocks);
-    c.n_layers = hp->n_layers;
+    /* per-layer arrays only for a plausible depth (llama.cpp: LLAMA_MAX_LAYERS 512) */
+    c.n_layers = hp->n_layers <= VF_GGUF_MAX_LAYERS ? hp->n_layers : 0;
+    if (!c.n_layers && hp->n_layers)
+        vf__model_warn(m, "%s: block_count %u is implausible; per-layer values ignored", m->source, hp->n_layers);
     hp->context_length = get_u64(&c, "context_length");
     hp->hidden_size = get_u64(&c, "embedding_length");
     per_layer(&c, "feed_forward_length", &hp->intermediate_size, &hp->layer_ff);
@@ -285,7 +288,7 @@ void vf__gguf_hparams(vf_model *m)
     }
     sliding_window(&c, hp);
     uint32_t kl_swa = get_u32(&c, "attention.key_length_swa");
-    if (kl_swa && hp->layer_is_swa && kl_swa != hp->head_dim && (hp->layer_head_dim = malloc(c.n_layers * 4)))
+    if (kl_swa && hp->layer_is_swa && kl_swa != hp->head_dim && (hp->layer_head_dim = malloc((size_t)c.n_layers * sizeof *hp->layer_head_dim)))
         for (uint32_t i = 0; i < c.n_layers; i++)
             hp->layer_head_dim[i] = hp->layer_is_swa[i] ? kl_swa : hp->head_dim;
     /* layers without a KV cache of their own */

@@ -19,13 +19,20 @@ typedef struct gpu_row {
 
 static gpu_row *g_rows;
 static size_t g_count;
-static json_t *g_doc; /* kept for the life of the process: rows point into it */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* Strings live for the process, copied out of the parsed file. */
+static const char *keep(const char *s)
+{
+    if (!s || !*s)
+        return "";
+    char *d = strdup(s);
+    return d ? d : "";
+}
 
 static const char *jstr(const json_t *o, const char *k)
 {
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
+    return keep(json_string_value(json_object_get(o, k)));
 }
 
 static double jnum(const json_t *o, const char *k)
@@ -39,16 +46,19 @@ static void load_catalog(void)
     const vf__embedded_file *f = vf__embedded_find("gpus.json");
     if (!f)
         return;
-    g_doc = vf__json_parse(f->data, f->len, "gpus.json", NULL);
-    const json_t *arr = json_object_get(g_doc, "gpus");
+    json_t *doc = vf__json_parse(f->data, f->len, "gpus.json", NULL);
+    const json_t *arr = json_object_get(doc, "gpus");
     size_t n = json_array_size(arr);
-    if (!n || !(g_rows = calloc(n, sizeof *g_rows)))
+    if (!n || !(g_rows = calloc(n, sizeof *g_rows))) {
+        json_decref(doc);
         return;
+    }
     for (size_t i = 0; i < n; i++) {
         const json_t *o = json_array_get(arr, i);
         gpu_row *r = &g_rows[g_count];
         uint64_t mem = 0;
-        if (!json_is_object(o) || !vf__json_u64(json_object_get(o, "memory_bytes"), &mem) || !*jstr(o, "name"))
+        if (!json_is_object(o) || !vf__json_u64(json_object_get(o, "memory_bytes"), &mem) ||
+            !json_string_value(json_object_get(o, "name")))
             continue; /* the file is ours and tested; a bad row is skipped, not fatal */
         r->g.name = jstr(o, "name");
         r->g.family = jstr(o, "family");
@@ -68,13 +78,15 @@ static void load_catalog(void)
         double pn = jnum(o, "max_per_node");
         r->g.max_per_node = pn >= 1 && pn <= 1024 ? (uint32_t)pn : 1;
         r->g.source = jstr(o, "source");
+        r->g.note = jstr(o, "note");
         r->family_default = json_is_true(json_object_get(o, "family_default"));
         const json_t *al = json_object_get(o, "aliases");
         for (size_t k = 0; k < json_array_size(al) && r->n_aliases < GPU_MAX_ALIASES; k++)
             if (json_is_string(json_array_get(al, k)))
-                r->aliases[r->n_aliases++] = json_string_value(json_array_get(al, k));
+                r->aliases[r->n_aliases++] = keep(json_string_value(json_array_get(al, k)));
         g_count++;
     }
+    json_decref(doc);
 }
 
 static void ensure_loaded(void) { pthread_once(&g_once, load_catalog); }
@@ -250,6 +262,7 @@ vf_status vf_gpu_lookup(const char *spec, vf_gpu_choice *out, vf_error *err)
         out->gpu.name = NULL;
         out->gpu.family = out->gpu.vendor = out->gpu.segment = "";
         out->gpu.memory_nominal = out->gpu.memory_basis = out->gpu.interconnect = out->gpu.source = "";
+        out->gpu.note = "";
         out->gpu.max_per_node = 8;
         double gib = (double)out->gpu.memory_bytes / 1073741824.0;
         snprintf(out->name, sizeof out->name, "%.2f GiB GPU", gib);

@@ -19,7 +19,7 @@
 #define CAP_VOCAB ((uint64_t)1 << 24)
 #define CAP_EXPERTS 16384u
 #define CAP_CONTEXT ((uint64_t)1 << 40)
-#define CAP_BUILD_TENSORS ((uint64_t)1 << 22) /* tensors a config may imply */
+#define CAP_BUILD_TENSORS ((uint64_t)1 << 20) /* tensors a config may imply (real: < 600k) */
 
 /* ---- config access ---- */
 
@@ -129,6 +129,38 @@ static const json_t *text_cfg(const json_t *root)
 {
     const json_t *t = json_object_get(root, "text_config");
     return json_is_object(t) ? t : root;
+}
+
+/* save_pretrained writes a nested sub-config as its difference from the
+ * sub-config class's defaults (recursive_diff_dict), so text_config may omit
+ * them; these are the class defaults (transformers configuration_<family>.py). */
+static const struct {
+    const char *type;
+    const char *json;
+} text_defaults[] = {
+    {"gemma3_text", "{\"vocab_size\":262208,\"hidden_size\":2304,\"intermediate_size\":9216,"
+                    "\"num_hidden_layers\":26,\"num_attention_heads\":8,\"num_key_value_heads\":4,"
+                    "\"head_dim\":256,\"max_position_embeddings\":131072,\"sliding_window\":4096,"
+                    "\"sliding_window_pattern\":6,\"tie_word_embeddings\":true}"},
+};
+
+static void fill_text_defaults(json_t *root)
+{
+    json_t *t = json_object_get(root, "text_config");
+    if (!json_is_object(t))
+        return;
+    const char *type = vf__cfg_str(t, "model_type");
+    const char *rtype = vf__cfg_str(root, "model_type");
+    if (!type && rtype && strcmp(rtype, "gemma3") == 0)
+        type = "gemma3_text";
+    for (size_t i = 0; type && i < sizeof text_defaults / sizeof text_defaults[0]; i++) {
+        if (strcmp(text_defaults[i].type, type) != 0)
+            continue;
+        json_t *d = json_loads(text_defaults[i].json, 0, NULL);
+        if (d)
+            json_object_update_missing(t, d);
+        json_decref(d);
+    }
 }
 
 typedef struct rd {
@@ -249,14 +281,15 @@ static vf_status gemma4_layers(vf_hparams *hp, const json_t *t, const char *path
     return VF_OK;
 }
 
-static vf_status parse_hparams(vf_hparams *hp, const json_t *root, const char *path, vf_error *err)
+static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, vf_error *err)
 {
+    fill_text_defaults(root);
     const json_t *t = text_cfg(root);
     const char *type = vf__cfg_str(root, "model_type");
     const char *ttype = vf__cfg_str(t, "model_type");
     snprintf(hp->architecture, sizeof hp->architecture, "%s", type ? type : ttype ? ttype : "");
     const char *nm = vf__cfg_str(root, "_name_or_path");
-    if (nm && nm[0] && !hp->name[0])
+    if (nm && nm[0] && nm[0] != '/' && nm[0] != '.' && !hp->name[0]) /* a hub id, not a local path */
         snprintf(hp->name, sizeof hp->name, "%s", nm);
     if (!type)
         type = ttype;
@@ -487,5 +520,6 @@ vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, cons
     st = fam->build(&b);
     if (st == VF_OK)
         st = b.st;
+    vf__ab_done(&b);
     return st;
 }

@@ -355,6 +355,29 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
+/* Warns when the tensor list config.json implies stores a different number of
+ * parameter elements (buffers excluded, packed words as stored) than the
+ * weight files hold: the files stay the truth. */
+static void check_sidecar_count(vf_model *m, const char *text, size_t len, const char *cfg_path)
+{
+    vf_model *c = vf__model_new(VF_FORMAT_CONFIG, cfg_path);
+    vf_error e = {0};
+    if (c && vf__hfconfig_read_text(c, text, len, cfg_path, &e) == VF_OK) {
+        vf__model_classify(c);
+        vf__model_classify(m);
+        vf_model_totals tc, tf;
+        vf_model_totals_get(c, &tc);
+        vf_model_totals_get(m, &tf);
+        uint64_t nc = tc.elements - tc.buffer_elements, nf = tf.elements - tf.buffer_elements;
+        /* a file may store a copy of a tied head (Qwen3-0.6B does) */
+        bool tied_copy = c->hp.tie_word_embeddings && nf > nc && nf - nc == c->hp.vocab_size * c->hp.hidden_size;
+        if (nc != nf && !tied_copy)
+            vf__model_warn(m, "%s: config.json implies %llu parameter elements, the weight files hold %llu", cfg_path,
+                           (unsigned long long)nc, (unsigned long long)nf);
+    }
+    vf_model_free(c);
+}
+
 /* Reads config.json beside weight files into m->config and m->hp. A broken
  * config next to good weights is a warning, not a failure: the weights are
  * the truth. */
@@ -378,6 +401,7 @@ static void merge_sidecar_config(vf_model *m, const char *dir)
                     m->hp = hp;
                     json_decref(m->config);
                     m->config = json_incref(cfg);
+                    check_sidecar_count(m, text, len, cfg_path);
                 } else {
                     vf__hparams_free(&hp);
                     vf__model_warn(m, "%s", e.msg);

@@ -146,18 +146,18 @@ static void emit_llamacpp(sbuf *b, const vf_model *m, const char *ref, const vf_
     const vf_hparams *hp = vf_model_hparams(m);
     const vf_infer_opts *in = &o->infer;
     uint32_t np = in->parallel ? in->parallel : 1;
-    uint64_t ctx = e->context ? e->context : in->context;
+    /* -c is llama.cpp's n_ctx, shared by the -np slots (as the knob is) */
+    uint64_t ctx = in->context ? in->context : e->context;
     int32_t ngl = in->n_gpu_layers >= 0 ? in->n_gpu_layers : (int32_t)(hp && hp->n_layers ? hp->n_layers + 1 : 999);
     put(b, "llama-server -m ");
     put_arg(b, ref);
     put(b, " -ngl %d", ngl);
-    /* llama-server's -c is the total over its -np slots */
     if (ctx)
-        put(b, " -c %llu", (unsigned long long)(ctx * np));
+        put(b, " -c %llu", (unsigned long long)ctx);
     put(b, " -b %llu -ub %llu", (unsigned long long)(in->lc_batch ? in->lc_batch : 2048),
         (unsigned long long)(in->ubatch ? in->ubatch : 512));
-    if (np > 1)
-        put(b, " -np %u", np);
+    /* explicit: llama-server's own default is -1 (auto slots) */
+    put(b, " -np %u", np);
     uint32_t ns = in->n_split ? in->n_split : gpus;
     if (ns > 1) {
         put(b, " --tensor-split ");
@@ -213,7 +213,11 @@ static void emit_accelerate(sbuf *b, const char *ref, const vf_estimate_opts *o,
     uint64_t weights_total = e->weights * (e->gpus ? e->gpus : 1);
     uint64_t on_gpus = budget * n;
     uint64_t cpu = weights_total > on_gpus ? weights_total - on_gpus : 0;
-    put(b, "from transformers import AutoModelForCausalLM\n\nmodel = AutoModelForCausalLM.from_pretrained(\n    \"");
+    const char *w = o->weights;
+    bool q8 = !strcasecmp(w, "int8");
+    bool q4 = !strncasecmp(w, "nf4", 3) || !strcasecmp(w, "int4") || !strcasecmp(w, "fp4");
+    put(b, "from transformers import AutoModelForCausalLM%s\n\nmodel = AutoModelForCausalLM.from_pretrained(\n    \"",
+        q8 || q4 ? ", BitsAndBytesConfig" : "");
     for (const char *c = ref; *c; c++)
         put(b, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
     put(b, "\",\n    device_map=\"auto\",\n    max_memory={");
@@ -222,13 +226,13 @@ static void emit_accelerate(sbuf *b, const char *ref, const vf_estimate_opts *o,
     if (cpu)
         put(b, ", \"cpu\": \"%lluMiB\"", (unsigned long long)(((cpu * 11) / 10 >> 20) + 1));
     put(b, "},\n");
-    const char *w = o->weights;
-    if (!strcasecmp(w, "int8"))
+    if (q8)
         put(b, "    quantization_config=BitsAndBytesConfig(load_in_8bit=True),\n");
-    else if (!strncasecmp(w, "nf4", 3) || !strcasecmp(w, "int4") || !strcasecmp(w, "fp4"))
+    else if (q4)
         put(b, "    quantization_config=BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"%s\"%s),\n",
             !strcasecmp(w, "fp4") ? "fp4" : "nf4", !strcasecmp(w, "nf4-dq") ? ", bnb_4bit_use_double_quant=True" : "");
-    put(b, "    torch_dtype=\"auto\",\n)\n");
+    /* transformers 4.56 renamed torch_dtype to dtype */
+    put(b, "    dtype=\"auto\",  # transformers before 4.56: torch_dtype=\"auto\"\n)\n");
 }
 
 vf_status vf_plan_emit(vf_engine engine, const vf_model *m, const char *model_ref, const vf_estimate_opts *o,

@@ -23,6 +23,8 @@ void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_esti
                      uint32_t n, vf_speed *out)
 {
     memset(out, 0, sizeof *out);
+    if (e)
+        out->batch = e->batch ? e->batch : 1;
     if (!m || !o || !e || !gpu || gpu->bandwidth_gbs <= 0)
         return;
     if (n < 1)
@@ -41,18 +43,26 @@ void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_esti
      * KV cache once; tensor parallel splits both over tp devices read at once */
     double w_active = active * bits / 8.0;
     uint64_t ctx = e->context ? e->context : 1, batch = e->batch ? e->batch : 1;
-    double kv_seq = (double)e->kv_bytes_per_token * (double)ctx;
+    /* an engine whose KV pool holds fewer full-length sequences than it may
+     * schedule (vLLM) runs at most that many at once */
+    if (e->max_concurrency >= 1 && e->max_concurrency < (double)batch)
+        batch = (uint64_t)e->max_concurrency;
+    uint64_t ctx_seq = ctx;
+    if (o->runtime == VF_RUNTIME_LLAMACPP && o->mode == VF_MODE_INFERENCE && batch > 1)
+        ctx_seq = ctx / batch; /* llama.cpp's context is shared by its slots */
+    double kv_seq = (double)e->kv_bytes_per_token * (double)(ctx_seq ? ctx_seq : 1);
     double bw = gpu->bandwidth_gbs * 1e9 * (double)tp;
     double per_step_one = (w_active + kv_seq);
     out->bytes_per_token = (uint64_t)(per_step_one / tp);
+    out->batch = batch;
     if (per_step_one > 0) {
         out->decode_tps_per_seq = bw / per_step_one;
         out->decode_tps_batch = (double)batch * bw / (w_active + (double)batch * kv_seq);
     }
     double flops = out->peak_tflops * 1e12 * (double)n;
     if (flops > 0) {
-        /* prefill: 2 FLOPs per active parameter per token */
-        out->prefill_seconds = 2.0 * active * (double)ctx * (double)batch / flops;
+        /* prefill of one sequence's context: 2 FLOPs per active parameter per token */
+        out->prefill_seconds = 2.0 * active * (double)ctx / flops;
         if (o->mode == VF_MODE_TRAINING) {
             /* forward 2, backward 4 (activation and weight gradients); LoRA
              * skips weight gradients of frozen weights (4); full recompute

@@ -1,8 +1,241 @@
-/* train.c — placeholder until the training memory model lands (issue 5). */
-#include "internal.h"
+/* train.c — the training memory model: knobs resolved, then parameters and
+ * optimizer states (train_states.c), saved activations (train_act.c), the
+ * parallel layout (train_dist.c) and the step's peak (train_peak.c). */
+#include "train_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* cuBLAS workspace PyTorch allocates on the first matmul of a stream: the
+ * ":4096:2:16:8" default, 2 x 4096 KiB + 8 x 16 KiB (pytorch PR #83461). */
+#define CUBLAS_WORKSPACE 8519680ull
+
+static const char *opt_name(vf_optimizer o)
+{
+    static const char *const n[] = {"adamw", "adam", "adamw-8bit", "paged-adamw-8bit", "sgd",
+                                    "sgd-momentum", "adafactor", "lion", "adagrad"};
+    return (unsigned)o < sizeof n / sizeof n[0] ? n[o] : "?";
+}
+
+static const char *prec_name(vf_precision p)
+{
+    static const char *const n[] = {"fp32", "fp16-mixed", "bf16-mixed", "bf16"};
+    return (unsigned)p < sizeof n / sizeof n[0] ? n[p] : "?";
+}
+
+static uint64_t model_context(const vf_model *m)
+{
+    if (m->hp.context_length)
+        return m->hp.context_length;
+    const char *keys[] = {"max_position_embeddings", "n_positions", "n_ctx"};
+    for (size_t i = 0; m->config && i < 3; i++) {
+        uint64_t v;
+        json_t *j = json_object_get(m->config, keys[i]);
+        if (j && vf__json_u64(j, &v) && v)
+            return v;
+    }
+    return 0;
+}
+
+static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg *c, vf_error *err)
+{
+    const vf_train_opts *t = &o->train;
+    memset(c, 0, sizeof *c);
+    /* --batch and --context are shared with inference */
+    c->b = t->micro_batch ? t->micro_batch : o->infer.batch ? o->infer.batch : 1;
+    uint64_t ctx = model_context(m);
+    c->s = t->seq_len ? t->seq_len : o->infer.context ? o->infer.context : (ctx && ctx < 2048 ? ctx : 2048);
+    if (c->b > (1ull << 24) || c->s > (1ull << 30) || c->b * c->s > (1ull << 36))
+        return vf__err(err, VF_EINVAL, "", "batch or sequence length out of range");
+    c->T = c->b * c->s;
+    c->accum = t->grad_accum ? t->grad_accum : 1;
+    c->tp = o->tp ? o->tp : 1;
+    c->pp = o->pp ? o->pp : 1;
+    c->ep = o->ep ? o->ep : 1;
+    uint64_t mp = (uint64_t)c->tp * c->pp;
+    uint64_t gpus = o->gpus ? o->gpus : mp;
+    if (gpus % mp)
+        return vf__err(err, VF_EINVAL, "", "gpus (%llu) must be a multiple of tp x pp (%llu)",
+                       (unsigned long long)gpus, (unsigned long long)mp);
+    if (gpus > (1u << 24))
+        return vf__err(err, VF_EINVAL, "", "too many gpus");
+    c->gpus = (uint32_t)gpus;
+    c->dp = (uint32_t)(gpus / mp);
+    if (c->ep > 1 && c->dp % c->ep)
+        return vf__err(err, VF_EINVAL, "", "ep (%u) must divide the data-parallel size (%u)", c->ep, c->dp);
+    c->per_node = t->gpus_per_node ? t->gpus_per_node : (c->gpus < 8 ? c->gpus : 8);
+
+    if (t->zero < 0 || t->zero > 3)
+        return vf__err(err, VF_EINVAL, "", "zero stage must be 0, 1, 2 or 3");
+    if (t->fsdp < 0 || t->fsdp > 3)
+        return vf__err(err, VF_EINVAL, "", "unknown fsdp strategy");
+    static const int fsdp_zero[] = {0, 3, 2, 0}; /* none, full, grad-op, no-shard */
+    c->zero = t->zero;
+    if (t->fsdp) {
+        if (t->zero && t->zero != fsdp_zero[t->fsdp])
+            return vf__err(err, VF_EINVAL, "", "--zero and --fsdp disagree");
+        c->zero = fsdp_zero[t->fsdp];
+    }
+    if (t->offload != VF_OFFLOAD_NONE && c->zero == 0)
+        return vf__err(err, VF_EINVAL, "", "offload needs zero 1-3 (or fsdp)");
+    if ((t->offload == VF_OFFLOAD_PARAMS || t->offload == VF_OFFLOAD_BOTH) && c->zero < 3)
+        return vf__err(err, VF_EINVAL, "", "parameter offload needs zero 3 (or fsdp full)");
+
+    switch (t->precision) {
+    case VF_PREC_FP32:
+        c->act = 4, c->w_bytes = 4, c->g_bytes = 4, c->master = 0, c->st_bytes = 4, c->frozen_bytes = 4;
+        break;
+    case VF_PREC_FP16_MIXED:
+    case VF_PREC_BF16_MIXED:
+        c->act = 2, c->w_bytes = 2, c->g_bytes = 2, c->master = 4, c->st_bytes = 4, c->frozen_bytes = 2;
+        break;
+    case VF_PREC_BF16:
+        c->act = 2, c->w_bytes = 2, c->g_bytes = 2, c->master = 0, c->st_bytes = 2, c->frozen_bytes = 2;
+        break;
+    default:
+        return vf__err(err, VF_EINVAL, "", "unknown precision");
+    }
+    if ((unsigned)t->recompute > VF_RECOMPUTE_FULL || (unsigned)t->offload > VF_OFFLOAD_BOTH)
+        return vf__err(err, VF_EINVAL, "", "unknown recomputation or offload choice");
+    if ((unsigned)t->optimizer > VF_OPT_ADAGRAD)
+        return vf__err(err, VF_EINVAL, "", "unknown optimizer");
+    if ((unsigned)t->optim_impl > VF_OPTIM_FOREACH_LEGACY)
+        return vf__err(err, VF_EINVAL, "", "unknown optimizer implementation");
+    if (t->lora_rank > (1u << 20))
+        return vf__err(err, VF_EINVAL, "", "lora rank out of range");
+    if (!(t->lora_dropout >= 0 && t->lora_dropout < 1))
+        return vf__err(err, VF_EINVAL, "", "lora dropout must be in [0, 1)");
+    c->lora = t->lora_rank > 0;
+    c->lora_rank = t->lora_rank;
+    c->lora_dropout = t->lora_dropout;
+    if (t->qlora[0]) {
+        if (strcmp(t->qlora, "nf4") && strcmp(t->qlora, "nf4-dq"))
+            return vf__err(err, VF_EINVAL, "", "qlora must be nf4 or nf4-dq");
+        if (!c->lora)
+            return vf__err(err, VF_EINVAL, "", "qlora needs a lora rank");
+        c->qlora = true;
+    }
+    c->attn = o->infer.attn;
+    if (c->attn == VF_ATTN_DEFAULT)
+        c->attn = o->runtime == VF_RUNTIME_TRANSFORMERS ? VF_ATTN_SDPA : VF_ATTN_EAGER;
+    return VF_OK;
+}
+
+static const char *attn_name(vf_attn a)
+{
+    return a == VF_ATTN_FLASH ? "flash" : a == VF_ATTN_SDPA ? "sdpa" : "eager";
+}
+
+/* Shapes come from files: before any product, check that the largest terms
+ * stay far below 2^64 (a generous bound in floating point). */
+static vf_status in_range(const vf_model *m, const vf__tarch *a, const vf__tcfg *c, vf_error *err)
+{
+    double T = (double)c->T, sq = (double)c->s;
+    double per_tok = (double)a->n_heads * sq * 16 + (double)a->hidden * 64 + (double)a->inter * 64 +
+                     (double)a->moe_inter * 64 * (a->n_experts_active + 1) + (double)a->vocab * 16 +
+                     (double)a->n_experts * 16 + (double)a->n_heads * a->head_dim * 64;
+    double bound = T * per_tok * ((double)a->n_layers + 2) * c->accum;
+    double pbound = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const vf_tensor *t = &m->tensors[i];
+        double dims = 0;
+        for (uint32_t d = 0; d < t->n_dims && d < VF_MAX_DIMS; d++)
+            dims += (double)t->shape[d];
+        pbound += 64.0 * ((double)t->n_elements + (double)c->lora_rank * dims * (t->n_experts > 1 ? t->n_experts : 1));
+    }
+    if (bound > 0x1p60 || pbound > 0x1p60 || a->n_layers > (1u << 20))
+        return vf__err(err, VF_ERANGE, m->source ? m->source : "", "training estimate out of range for this model and knobs");
+    return VF_OK;
+}
 
 vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err)
 {
-    (void)m, (void)o, (void)out;
-    return vf__err(err, VF_EUNSUPPORTED, "", "training estimate not built yet");
+    const vf_train_opts *t = &o->train;
+    vf__tcfg c;
+    vf__tarch a;
+    vf__tstates s;
+    vf__tacts acts;
+    vf__tplace p;
+    vf_status st = resolve(m, o, &c, err);
+    if (st == VF_OK)
+        st = vf__train_arch(m, &a, err);
+    if (st == VF_OK)
+        st = in_range(m, &a, &c, err);
+    if (st == VF_OK)
+        st = vf__train_states(m, t, &c, &s, err);
+    if (st != VF_OK)
+        return st;
+    vf__train_acts(&a, &c, &s, t->recompute, &acts);
+    vf__train_place(&a, &c, t, &s, &acts, &p, out);
+
+    out->gpus = c.gpus;
+    out->context = c.s;
+    out->batch = c.b;
+    out->trainable_params = s.trainable;
+    out->weights = p.weights + p.buffers;
+    out->gradients = p.grads;
+    out->optimizer = p.optimizer;
+    out->host_bytes = p.host;
+    uint64_t runtime = o->runtime == VF_RUNTIME_GENERIC ? 0 : CUBLAS_WORKSPACE;
+
+    static const char *const rc_name[] = {"none", "selective", "full"};
+    vf__assume(out, "precision = %s", prec_name(t->precision));
+    vf_optim_impl impl = t->optim_impl;
+    if (c.zero >= 1 && !t->fsdp && impl == VF_OPTIM_FOREACH)
+        impl = VF_OPTIM_FUSED; /* as train_states.c: DeepSpeed's own optimizer */
+    bool bnb = t->optimizer == VF_OPT_ADAMW_8BIT || t->optimizer == VF_OPT_PAGED_ADAMW_8BIT;
+    vf__assume(out, "optimizer = %s (%s)", opt_name(t->optimizer),
+               bnb ? "bitsandbytes kernel"
+               : impl == VF_OPTIM_FOR_LOOP ? "per-tensor loop"
+               : impl == VF_OPTIM_FUSED ? (c.zero >= 1 && !t->fsdp ? "DeepSpeed fused" : "fused")
+               : impl == VF_OPTIM_FOREACH_LEGACY ? "foreach, torch < 2.0"
+                                        : "foreach");
+    vf__assume(out, "micro_batch = %llu", (unsigned long long)c.b);
+    vf__assume(out, "seq_len = %llu", (unsigned long long)c.s);
+    vf__assume(out, "grad_accum = %u", c.accum);
+    vf__assume(out, "recompute = %s", rc_name[t->recompute]);
+    vf__assume(out, "attention = %s", attn_name(c.attn));
+    vf__assume(out, "parallel = dp %u x tp %u x pp %u, ep %u", c.dp, c.tp, c.pp, c.ep);
+    vf__assume(out, "zero = %d", c.zero);
+    if (c.lora)
+        vf__assume(out, "lora = rank %u on %s, dropout %.2f%s%s", t->lora_rank,
+                   t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",
+                   c.qlora ? t->qlora : "");
+    if (c.master)
+        vf__assume(out, "mixed precision = 16-bit weights and gradients, fp32 master copy in the optimizer");
+
+    vf__explain(out, "params %llu, trainable %llu (%llu tensors), frozen %llu", (unsigned long long)s.params,
+                (unsigned long long)s.trainable, (unsigned long long)s.n_trainable_tensors,
+                (unsigned long long)s.frozen);
+    vf__explain(out, "gradients = %llu trainable x %u bytes = %llu", (unsigned long long)s.trainable, c.g_bytes,
+                (unsigned long long)s.grad_bytes);
+    vf__explain(out, "optimizer = master %llu + %s state %llu", (unsigned long long)s.master_bytes,
+                opt_name(t->optimizer), (unsigned long long)s.state_bytes);
+
+    if (t->states_only) {
+        uint64_t gpu = 0, cpu = 0;
+        if (vf__deepspeed_states(&c, t, &s, &gpu, &cpu)) {
+            out->per_gpu_bytes = gpu;
+            out->host_bytes = cpu;
+            vf__explain(out, "model states as DeepSpeed's estimate_zero%d_model_states_mem_needs: gpu %llu, cpu %llu",
+                        c.zero <= 2 ? 2 : 3, (unsigned long long)gpu, (unsigned long long)cpu);
+        } else {
+            out->per_gpu_bytes = p.weights + p.grads + p.optimizer;
+        }
+        snprintf(out->peak_phase, sizeof out->peak_phase, "model states");
+        out->total_bytes = out->per_gpu_bytes * c.gpus;
+        return VF_OK;
+    }
+
+    out->activations = p.activations;
+    vf__explain(out, "activations per block %llu (kept %llu) x %u blocks + outside %llu = %llu per micro-batch",
+                (unsigned long long)acts.layer, (unsigned long long)acts.layer_kept, a.n_layers,
+                (unsigned long long)acts.non_layer, (unsigned long long)acts.total);
+    uint64_t temp = 0;
+    uint64_t peak = vf__train_peak(&c, &acts, &p, t->recompute, &temp, out->peak_phase, sizeof out->peak_phase, out);
+    out->overhead = runtime + p.comm_buffers + temp;
+    out->per_gpu_bytes = peak + runtime;
+    out->total_bytes = out->per_gpu_bytes * c.gpus;
+    vf__explain(out, "peak at %s: %llu bytes per gpu", out->peak_phase, (unsigned long long)out->per_gpu_bytes);
+    return VF_OK;
 }

@@ -17,6 +17,7 @@
  *   FAKE_CUDA_FAIL_HOSTALLOC=N     the Nth cuMemHostAlloc fails
  *   FAKE_CUDA_FAIL_COPY=N          the Nth cuMemcpyHtoDAsync_v2 fails
  *   FAKE_CUDA_FAIL_EVENT=N         the Nth recorded event completes with an error
+ *   FAKE_CUDA_CORRUPT=N            the Nth copy flips a bit in device memory (for --verify)
  *   FAKE_CUDA_DISCARD=1            device memory is not backed (for RSS benchmarks)
  *   FAKE_CUDA_REPORT=FILE          at exit, append one line of outstanding counts
  */
@@ -73,6 +74,7 @@ typedef struct op {
     uint64_t hash;
     ev_t *ev;
     int fail;
+    int corrupt;
     struct op *next;
 } op_t;
 
@@ -104,7 +106,7 @@ static long inflight_now;
 static struct {
     int devices, fail_init, discard;
     unsigned long long total, ctx_cost;
-    long delay_us, fail_alloc, fail_host, fail_copy, fail_event;
+    long delay_us, fail_alloc, fail_host, fail_copy, fail_event, corrupt;
     char report[512];
 } cfg;
 
@@ -128,6 +130,7 @@ static void read_env(void)
     cfg.fail_copy = env_l("FAKE_CUDA_FAIL_COPY", 0);
     cfg.fail_event = env_l("FAKE_CUDA_FAIL_EVENT", 0);
     cfg.discard = (int)env_l("FAKE_CUDA_DISCARD", 0);
+    cfg.corrupt = env_l("FAKE_CUDA_CORRUPT", 0);
     const char *r = getenv("FAKE_CUDA_REPORT");
     snprintf(cfg.report, sizeof cfg.report, "%s", r ? r : "");
 }
@@ -181,6 +184,8 @@ static void *worker(void *arg)
             uint64_t h = fhash(o->src, o->n);
             if (o->dst)
                 memcpy(o->dst, o->src, o->n);
+            if (o->dst && o->corrupt && o->n)
+                o->dst[o->n / 2] ^= 0x04;
             pthread_mutex_lock(&G);
             if (h != o->hash)
                 violation("host buffer changed while its copy was in flight");
@@ -594,6 +599,7 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
     o->src = src;
     o->n = n;
     o->hash = fhash(src, n);
+    o->corrupt = k == cfg.corrupt;
     pthread_mutex_lock(&G);
     enqueue(s, o);
     pthread_mutex_unlock(&G);

@@ -381,11 +381,82 @@ static void test_advice_training(void **state)
     assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
     assert_false(f->fits);
     check_suggestions(m, f);
-    const vf_suggestion *lora = find_sugg(f, "--lora 16");
+    const vf_suggestion *lora = find_sugg(f, "--lora-rank 16");
     assert_non_null(lora);
     assert_true(lora->fits);
-    assert_non_null(find_sugg(f, "--recompute full"));
+    assert_non_null(find_sugg(f, "--grad-checkpoint full"));
     assert_non_null(find_sugg(f, "--offload optimizer"));
+    free(f);
+    vf_model_free(m);
+}
+
+static void test_advice_combined(void **state)
+{
+    (void)state;
+    /* 24 GiB: LoRA alone leaves 8.6 GB of activations (no fit), checkpointing
+     * alone leaves 160 GB of states (no fit); together they fit */
+    vf_model *m = stub_model(64, 8192);
+    vf_fit *f = malloc(sizeof *f);
+    vf_fit_opts fo = {.gpu_bytes = 24 * GIB, .gpus = 1, .estimate = stub_estimate};
+    vf_estimate_opts_init(&fo.est);
+    fo.est.mode = VF_MODE_TRAINING;
+    fo.est.train.seq_len = 4096;
+    fo.est.train.micro_batch = 8;
+    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_false(f->fits);
+    check_suggestions(m, f);
+    assert_false(find_sugg(f, "--lora-rank 16")->fits);
+    assert_false(find_sugg(f, "--grad-checkpoint full")->fits);
+    bool combo = false;
+    for (size_t i = 0; i < f->n_suggestions; i++) {
+        const vf_suggestion *sg = &f->suggestions[i];
+        if (strstr(sg->change, "--grad-checkpoint full") && strstr(sg->change, "--lora-rank 16")) {
+            combo = true;
+            assert_true(sg->fits);
+            assert_int_equal(sg->opts.train.recompute, VF_RECOMPUTE_FULL);
+            assert_int_equal(sg->opts.train.lora_rank, 16);
+        }
+    }
+    assert_true(combo);
+    free(f);
+    vf_model_free(m);
+}
+
+/* A vLLM-like stub: takes 90% of the device; starts when the rest fits there. */
+static vf_status grab_estimate(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
+{
+    vf_status st = stub_estimate(m, o, e, err);
+    if (st != VF_OK)
+        return st;
+    uint64_t pool = o->gpu_bytes / 10 * 9;
+    e->starts = e->per_gpu_bytes <= pool;
+    if (e->starts)
+        e->per_gpu_bytes = pool;
+    return VF_OK;
+}
+
+static void test_fit_needed_device_dependent(void **state)
+{
+    (void)state;
+    vf_model *m = stub_model(64, 131072);
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.infer.context = 8192;
+    vf_estimate e;
+    assert_int_equal(stub_estimate(m, &o, &e, NULL), VF_OK);
+    uint64_t base = e.per_gpu_bytes, needed = 0;
+    assert_int_equal(vf_fit_needed_bytes(m, &o, grab_estimate, &needed, NULL), VF_OK);
+    /* the smallest device whose 90% holds it */
+    assert_true(needed / 10 * 9 >= base);
+    assert_true((needed - 1) / 10 * 9 < base);
+    assert_int_equal(vf_fit_needed_bytes(m, &o, stub_estimate, &needed, NULL), VF_OK);
+    assert_int_equal(needed, base);
+    vf_fit *f = malloc(sizeof *f);
+    vf_fit_opts fo = {.est = o, .gpu_bytes = 80 * GIB, .gpus = 1, .estimate = grab_estimate};
+    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_true(f->fits);
+    assert_int_equal(f->headroom_bytes, (int64_t)(80 * GIB) - (int64_t)f->needed_bytes);
+    assert_true(f->needed_bytes < 80 * GIB / 10 * 9); /* not the 90% it grabs */
     free(f);
     vf_model_free(m);
 }
@@ -436,8 +507,15 @@ static void test_speed_bounds(void **state)
     assert_true(fabs(s.decode_tps_per_seq - per_seq) < 1e-6 * per_seq);
     double batch = 8 * 1e12 / (20e9 + 8 * 131072.0 * 4096);
     assert_true(fabs(s.decode_tps_batch - batch) < 1e-6 * batch);
-    /* prefill: 2 x 10e9 x 4096 x 8 / 500e12 */
-    double pre = 2 * 10e9 * 4096 * 8 / 500e12;
+    assert_int_equal(s.batch, 8);
+    /* a KV pool that holds 2.5 sequences of this length: 2 decode at once */
+    e.max_concurrency = 2.5;
+    vf_speed_bounds(m, &o, &e, &g, 1, &s);
+    assert_int_equal(s.batch, 2);
+    batch = 2 * 1e12 / (20e9 + 2 * 131072.0 * 4096);
+    assert_true(fabs(s.decode_tps_batch - batch) < 1e-6 * batch);
+    /* prefill of one sequence: 2 x 10e9 x 4096 / 500e12 */
+    double pre = 2 * 10e9 * 4096 / 500e12;
     assert_true(fabs(s.prefill_seconds - pre) < 1e-9 * pre);
     o.mode = VF_MODE_TRAINING;
     o.train.seq_len = 2048;
@@ -493,8 +571,8 @@ static void test_plan_llamacpp(void **state)
     char buf[1024];
     assert_int_equal(vf_plan_emit(VF_ENGINE_LLAMACPP, m, "model Q4.gguf", &o, &e, 24 * GIB, 2, buf, sizeof buf, NULL),
                      VF_OK);
-    /* -c is the total over the two slots; 40 layers + output = 41 */
-    assert_string_equal(buf, "llama-server -m 'model Q4.gguf' -ngl 41 -c 16384 -b 2048 -ub 512 -np 2 "
+    /* -c is llama.cpp's total, shared by the two slots; 40 layers + output = 41 */
+    assert_string_equal(buf, "llama-server -m 'model Q4.gguf' -ngl 41 -c 8192 -b 2048 -ub 512 -np 2 "
                              "--tensor-split 1,1 -ctk q8_0 -ctv q8_0 -fa on\n");
     vf_model_free(m);
 }
@@ -535,6 +613,336 @@ static void test_plan_deepspeed(void **state)
     vf_model_free(m);
 }
 
+
+/* ---- emitted flags against the engines' documented lists (tests/data/plan) ---- */
+typedef struct flagdoc {
+    char flag[64];
+    char values[256]; /* "" = any value; else "a|b|c" */
+} flagdoc;
+
+static size_t load_flags(const char *path, flagdoc *out, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *sp = strchr(line, ' ');
+        out[n].values[0] = '\0';
+        if (sp) {
+            *sp = '\0';
+            snprintf(out[n].values, sizeof out[n].values, "%.255s", sp + 1);
+        }
+        snprintf(out[n].flag, sizeof out[n].flag, "%.63s", line);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static bool value_allowed(const char *values, const char *v)
+{
+    if (!values[0])
+        return true;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", values);
+    for (char *save = NULL, *t = strtok_r(buf, "|", &save); t; t = strtok_r(NULL, "|", &save))
+        if (!strcmp(t, v))
+            return true;
+    return false;
+}
+
+/* Every "-x" token of cmd (after the program and its subcommand) is a documented
+ * flag, and its value is one the documentation allows. */
+static void check_cmd(const char *cmd, const flagdoc *doc, size_t n)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", cmd);
+    char *tok[64];
+    size_t k = 0;
+    for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t && k < 64; t = strtok_r(NULL, " \n", &save))
+        tok[k++] = t;
+    size_t flags = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (tok[i][0] != '-')
+            continue;
+        flags++;
+        size_t d = 0;
+        while (d < n && strcmp(doc[d].flag, tok[i]))
+            d++;
+        if (d == n)
+            fail_msg("'%s' is not a documented flag (in: %s)", tok[i], cmd);
+        if (doc[d].values[0]) {
+            assert_true(i + 1 < k);
+            if (!value_allowed(doc[d].values, tok[i + 1]))
+                fail_msg("'%s %s' is not a documented value (in: %s)", tok[i], tok[i + 1], cmd);
+        }
+    }
+    assert_true(flags >= 4);
+}
+
+static void test_plan_flags_documented(void **state)
+{
+    (void)state;
+    flagdoc vdoc[32], ldoc[32];
+    size_t nv = load_flags("tests/data/plan/vllm-flags.txt", vdoc, 32);
+    size_t nl = load_flags("tests/data/plan/llamacpp-flags.txt", ldoc, 32);
+    assert_true(nv >= 6 && nl >= 9);
+    vf_model *m = stub_model(64, 131072);
+    const char *kvs[] = {"", "fp8", "fp8_e5m2", "f8_e4m3", "bf16"};
+    const char *ws[] = {"", "fp8", "awq", "nf4", "gptq-int4", "bf16"};
+    char buf[1024];
+    for (size_t i = 0; i < 5; i++)
+        for (size_t j = 0; j < 6; j++) {
+            vf_estimate_opts o;
+            vf_estimate_opts_init(&o);
+            o.runtime = VF_RUNTIME_VLLM;
+            o.tp = (uint32_t)(1 + j % 3);
+            o.pp = (uint32_t)(1 + i % 2);
+            o.infer.enforce_eager = i == 2;
+            o.infer.context = 4096;
+            snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "%s", kvs[i]);
+            snprintf(o.weights, sizeof o.weights, "%s", ws[j]);
+            vf_estimate e;
+            memset(&e, 0, sizeof e);
+            e.context = 4096;
+            e.batch = 3;
+            assert_int_equal(vf_plan_emit(VF_ENGINE_VLLM, m, "org/model", &o, &e, 80 * GIB, o.tp * o.pp, buf,
+                                          sizeof buf, NULL),
+                             VF_OK);
+            assert_true(!strncmp(buf, "vllm serve org/model ", 21));
+            check_cmd(buf + 11, vdoc, nv);
+        }
+    const char *lkvs[] = {"", "q8_0", "q4_0", "f16,q8_0", "Q8_0", "bf16"};
+    for (size_t i = 0; i < 6; i++)
+        for (int fa = -1; fa <= 1; fa++) {
+            vf_estimate_opts o;
+            vf_estimate_opts_init(&o);
+            o.runtime = VF_RUNTIME_LLAMACPP;
+            o.infer.flash_attn = fa;
+            o.infer.n_gpu_layers = (int32_t)i * 5 - 1;
+            snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "%s", lkvs[i]);
+            vf_estimate e;
+            memset(&e, 0, sizeof e);
+            e.context = 2048;
+            assert_int_equal(vf_plan_emit(VF_ENGINE_LLAMACPP, m, "m.gguf", &o, &e, 24 * GIB, (uint32_t)(1 + i % 3),
+                                          buf, sizeof buf, NULL),
+                             VF_OK);
+            assert_true(!strncmp(buf, "llama-server ", 13));
+            check_cmd(buf + 13, ldoc, nl);
+        }
+    vf_model_free(m);
+}
+
+/* Every key path of the DeepSpeed JSON is documented. */
+static void check_ds_paths(json_t *j, const char *prefix, char (*keys)[96], size_t n)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(j, k, v)
+    {
+        char path[192];
+        snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "", k);
+        size_t d = 0;
+        while (d < n && strcmp(keys[d], path))
+            d++;
+        if (d == n)
+            fail_msg("'%s' is not a documented DeepSpeed key", path);
+        if (json_is_object(v))
+            check_ds_paths(v, path, keys, n);
+    }
+}
+
+static void test_plan_deepspeed_documented(void **state)
+{
+    (void)state;
+    char keys[64][96];
+    size_t n = 0;
+    FILE *f = fopen("tests/data/plan/deepspeed-keys.txt", "r");
+    assert_non_null(f);
+    char line[256];
+    while (fgets(line, sizeof line, f) && n < 64) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(keys[n++], sizeof keys[0], "%.95s", line);
+    }
+    fclose(f);
+    vf_model *m = stub_model(64, 8192);
+    for (int z = 0; z <= 3; z++)
+        for (int off = 0; off < 4; off++)
+            for (int rc = 0; rc < 3; rc++) {
+                vf_estimate_opts o;
+                vf_estimate_opts_init(&o);
+                o.mode = VF_MODE_TRAINING;
+                o.train.zero = z;
+                o.train.offload = (vf_offload)off;
+                o.train.recompute = (vf_recompute)rc;
+                o.train.precision = rc == 1 ? VF_PREC_FP16_MIXED : VF_PREC_BF16_MIXED;
+                o.train.offload_nvme = off == 3 && z == 3;
+                vf_estimate e;
+                memset(&e, 0, sizeof e);
+                char buf[2048];
+                assert_int_equal(vf_plan_emit(VF_ENGINE_DEEPSPEED, m, "x", &o, &e, 80 * GIB, 8, buf, sizeof buf, NULL),
+                                 VF_OK);
+                json_error_t je;
+                json_t *j = json_loads(buf, JSON_REJECT_DUPLICATES, &je);
+                if (!j)
+                    fail_msg("not JSON: %s", je.text);
+                check_ds_paths(j, "", keys, n);
+                json_t *zo = json_object_get(j, "zero_optimization");
+                const char *devs[] = {"cpu", "nvme"};
+                json_t *op = json_object_get(zo, "offload_param");
+                if (op) { /* documented: parameter offload is ZeRO-3 only */
+                    assert_int_equal(json_integer_value(json_object_get(zo, "stage")), 3);
+                    const char *d = json_string_value(json_object_get(op, "device"));
+                    assert_true(!strcmp(d, devs[0]) || !strcmp(d, devs[1]));
+                }
+                json_decref(j);
+            }
+    vf_model_free(m);
+}
+
+/* ---- the real memory model over catalog models: fit agrees with estimate at
+ * the edges (skipped until the catalog and the estimate are built) ---- */
+static bool real_fits(const vf_model *m, const vf_estimate_opts *o, uint64_t gpu_bytes)
+{
+    vf_estimate *e = malloc(sizeof *e);
+    vf_estimate_opts x = *o;
+    x.gpu_bytes = gpu_bytes;
+    bool ok = vf_estimate_run(m, &x, e, NULL) == VF_OK && e->starts && e->per_gpu_bytes <= gpu_bytes;
+    free(e);
+    return ok;
+}
+
+static void test_fit_catalog_properties(void **state)
+{
+    (void)state;
+    const char *models[] = {"Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B", "Qwen/Qwen3-30B-A3B",
+                            "mistralai/Mixtral-8x7B-v0.1", "google/gemma-2-9b", "meta-llama/Llama-3.2-1B"};
+    const char *gpus[] = {"RTX 4090", "L40S", "H100"};
+    const vf_runtime rts[] = {VF_RUNTIME_GENERIC, VF_RUNTIME_TRANSFORMERS, VF_RUNTIME_VLLM, VF_RUNTIME_LLAMACPP};
+    vf_fit *f = malloc(sizeof *f);
+    size_t checked = 0;
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        vf_model *m = NULL;
+        if (vf_model_open(models[mi], &m, NULL) != VF_OK)
+            continue;
+        for (size_t gi = 0; gi < 3; gi++)
+            for (size_t ri = 0; ri < 4; ri++) {
+                vf_gpu_choice c;
+                assert_int_equal(vf_gpu_lookup(gpus[gi], &c, NULL), VF_OK);
+                vf_fit_opts fo = {.gpu_bytes = c.gpu.memory_bytes, .gpus = 1, .gpu = &c.gpu};
+                vf_estimate_opts_init(&fo.est);
+                fo.est.runtime = rts[ri];
+                fo.est.infer.context = 8192;
+                if (rts[ri] == VF_RUNTIME_VLLM)
+                    fo.est.infer.max_model_len = 8192;
+                if (vf_fit_run(m, &fo, f, NULL) != VF_OK)
+                    continue;
+                checked++;
+                assert_int_equal(f->fits, real_fits(m, &fo.est, fo.gpu_bytes));
+                vf_estimate_opts o = fo.est;
+                if (f->max_context) {
+                    vf__set_context(&o, f->max_context);
+                    assert_true(real_fits(m, &o, fo.gpu_bytes));
+                    if (!f->max_context_capped) {
+                        vf__set_context(&o, f->max_context + 1);
+                        assert_false(real_fits(m, &o, fo.gpu_bytes));
+                    }
+                }
+                o = fo.est;
+                if (f->max_batch && !f->max_batch_capped) {
+                    vf__set_batch(&o, f->max_batch);
+                    assert_true(real_fits(m, &o, fo.gpu_bytes));
+                    vf__set_batch(&o, f->max_batch + 1);
+                    assert_false(real_fits(m, &o, fo.gpu_bytes));
+                }
+                if (f->min_gpus) {
+                    o = fo.est;
+                    o.gpus = f->min_gpus;
+                    o.tp = f->min_tp;
+                    o.pp = f->min_pp;
+                    if (rts[ri] == VF_RUNTIME_LLAMACPP) {
+                        o.tp = o.pp = 0;
+                        o.infer.n_split = f->min_gpus;
+                        for (uint32_t i = 0; i < f->min_gpus && i < VF_MAX_SPLIT; i++)
+                            o.infer.tensor_split[i] = 1;
+                    }
+                    assert_true(real_fits(m, &o, fo.gpu_bytes));
+                }
+                for (size_t i = 0; i < f->n_suggestions; i++) {
+                    const vf_suggestion *sg = &f->suggestions[i];
+                    vf_estimate *e = malloc(sizeof *e);
+                    vf_estimate_opts x = sg->opts;
+                    x.gpu_bytes = sg->gpu_bytes;
+                    assert_int_equal(vf_estimate_run(m, &x, e, NULL), VF_OK);
+                    assert_int_equal(sg->fits, e->starts && e->per_gpu_bytes <= sg->gpu_bytes);
+                    /* needed: the estimate, or where it depends on the device
+                     * (vLLM) the smallest device it fits on */
+                    if (sg->needed_bytes != e->per_gpu_bytes) {
+                        assert_true(real_fits(m, &sg->opts, sg->needed_bytes));
+                        assert_false(real_fits(m, &sg->opts, sg->needed_bytes - 1));
+                    }
+                    free(e);
+                }
+            }
+        vf_model_free(m);
+    }
+    free(f);
+    if (!checked)
+        skip(); /* catalog or estimate not built in this tree yet */
+}
+
+/* Every keyword=value of the Accelerate plan is a documented argument. */
+static void test_plan_accelerate_documented(void **state)
+{
+    (void)state;
+    flagdoc doc[32];
+    size_t n = load_flags("tests/data/plan/accelerate-kwargs.txt", doc, 32);
+    assert_true(n >= 8);
+    vf_model *m = stub_model(64, 8192);
+    const char *ws[] = {"", "int8", "nf4", "nf4-dq", "fp4"};
+    for (size_t i = 0; i < 5; i++) {
+        vf_estimate_opts o;
+        vf_estimate_opts_init(&o);
+        o.runtime = VF_RUNTIME_TRANSFORMERS;
+        snprintf(o.weights, sizeof o.weights, "%s", ws[i]);
+        vf_estimate e;
+        memset(&e, 0, sizeof e);
+        e.weights = 30 * GIB; /* more than the two GPUs' budget: a cpu entry */
+        e.per_gpu_bytes = 32 * GIB;
+        e.gpus = 1;
+        char buf[2048];
+        assert_int_equal(vf_plan_emit(VF_ENGINE_ACCELERATE, m, "org/m", &o, &e, 12 * GIB, 2, buf, sizeof buf, NULL),
+                         VF_OK);
+        assert_non_null(strstr(buf, "max_memory={0: \"10240MiB\", 1: \"10240MiB\", \"cpu\": "));
+        size_t kw = 0;
+        for (char *p = buf; (p = strchr(p, '=')) != NULL; p++) {
+            if (p[1] == '=' )
+                continue;
+            char *q = p;
+            while (q > buf && (q[-1] == '_' || (q[-1] >= 'a' && q[-1] <= 'z') || (q[-1] >= '0' && q[-1] <= '9')))
+                q--;
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(p - q), q);
+            if (!name[0])
+                continue;
+            size_t d = 0;
+            while (d < n && strcmp(doc[d].flag, name))
+                d++;
+            if (d == n)
+                fail_msg("'%s' is not a documented argument (in: %s)", name, buf);
+            kw++;
+        }
+        assert_true(kw >= 3);
+    }
+    vf_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -549,11 +957,17 @@ int main(void)
         cmocka_unit_test(test_fit_training_zero3),
         cmocka_unit_test(test_advice_inference),
         cmocka_unit_test(test_advice_training),
+        cmocka_unit_test(test_advice_combined),
         cmocka_unit_test(test_fit_error_propagates),
+        cmocka_unit_test(test_fit_needed_device_dependent),
         cmocka_unit_test(test_speed_bounds),
         cmocka_unit_test(test_plan_vllm),
         cmocka_unit_test(test_plan_llamacpp),
         cmocka_unit_test(test_plan_deepspeed),
+        cmocka_unit_test(test_plan_flags_documented),
+        cmocka_unit_test(test_plan_deepspeed_documented),
+        cmocka_unit_test(test_plan_accelerate_documented),
+        cmocka_unit_test(test_fit_catalog_properties),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -527,6 +527,27 @@ static void test_mla(void **state)
     vf_model_free(m);
 }
 
+/* A hostile block_count must not become a 4 GiB per-layer allocation. */
+static void kv_deep(gw *w)
+{
+    gw_kv_str(w, "general.architecture", "gemma2");
+    gw_kv_u32(w, "gemma2.block_count", 4000000000u);
+    gw_kv_u32(w, "gemma2.attention.sliding_window", 4096);
+    gw_kv_str(w, "general.architecture.x", "mamba");
+}
+
+static void test_implausible_depth(void **state)
+{
+    (void)state;
+    vf_model *m = open_kv(kv_deep, 4, NULL);
+    const vf_hparams *hp = vf_model_hparams(m);
+    assert_int_equal(hp->n_layers, 4000000000u);
+    assert_null(hp->layer_is_swa);
+    assert_int_equal(vf_model_warning_count(m), 1);
+    assert_non_null(strstr(vf_model_warning(m, 0), "implausible"));
+    vf_model_free(m);
+}
+
 /* ---- errors the unit tests pin (the full matrix is tests/cli/test_gguf_corrupt.sh) ---- */
 static void expect_error(void (*fn)(gw *), const char *want)
 {
@@ -767,7 +788,7 @@ int main(void)
         cmocka_unit_test(test_gemma2_swa),     cmocka_unit_test(test_gemma3_swa),
         cmocka_unit_test(test_per_layer_arrays), cmocka_unit_test(test_mla),
         cmocka_unit_test(test_errors),         cmocka_unit_test(test_llamacpp_heads),
-        cmocka_unit_test(test_big_vocab),
+        cmocka_unit_test(test_big_vocab),      cmocka_unit_test(test_implausible_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

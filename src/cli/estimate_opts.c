@@ -1,0 +1,271 @@
+/* estimate_opts.c — the inference knobs: one table, one parser, one help
+ * text, reused by every command that runs the memory model. */
+#include "estimate_opts.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const struct option vf_cli_estimate_options[] = {
+    {"runtime", required_argument, 0, VF_OPT_RUNTIME},
+    {"weights", required_argument, 0, VF_OPT_WEIGHTS},
+    {"kv", required_argument, 0, VF_OPT_KV},
+    {"attn", required_argument, 0, VF_OPT_ATTN},
+    {"batch", required_argument, 0, VF_OPT_BATCH},
+    {"context", required_argument, 0, VF_OPT_CONTEXT},
+    {"prompt", required_argument, 0, VF_OPT_PROMPT},
+    {"gpu", required_argument, 0, VF_OPT_GPU},
+    {"gpu-util", required_argument, 0, VF_OPT_GPU_UTIL},
+    {"max-model-len", required_argument, 0, VF_OPT_MAX_MODEL_LEN},
+    {"max-num-seqs", required_argument, 0, VF_OPT_MAX_NUM_SEQS},
+    {"max-num-batched-tokens", required_argument, 0, VF_OPT_MAX_BATCHED},
+    {"tp", required_argument, 0, VF_OPT_TP},
+    {"pp", required_argument, 0, VF_OPT_PP},
+    {"gpus", required_argument, 0, VF_OPT_GPUS},
+    {"vllm-version", required_argument, 0, VF_OPT_VLLM_VERSION},
+    {"enforce-eager", no_argument, 0, VF_OPT_ENFORCE_EAGER},
+    {"ubatch", required_argument, 0, VF_OPT_UBATCH},
+    {"lc-batch", required_argument, 0, VF_OPT_LC_BATCH},
+    {"parallel", required_argument, 0, VF_OPT_PARALLEL},
+    {"flash-attn", required_argument, 0, VF_OPT_FLASH_ATTN},
+    {"swa-full", no_argument, 0, VF_OPT_SWA_FULL},
+    {"n-gpu-layers", required_argument, 0, VF_OPT_NGL},
+    {"tensor-split", required_argument, 0, VF_OPT_TENSOR_SPLIT},
+    {"keep-dtype", required_argument, 0, VF_OPT_KEEP_DTYPE},
+    {"kv-unified", no_argument, 0, VF_OPT_KV_UNIFIED},
+    {"logits", required_argument, 0, VF_OPT_LOGITS},
+    {0, 0, 0, 0},
+};
+
+void vf_cli_infer_opts_help(FILE *f)
+{
+    fputs("  --runtime R            generic (default) | transformers | vllm | llamacpp\n"
+          "  --weights W            re-price the weights: a dtype (bf16, fp32, q8_0, ...), a llama.cpp file\n"
+          "                         type (q4_k_m, q5_k_s, q3_k_l, iq4_xs, ...) or a load scheme (int8, int4,\n"
+          "                         nf4, nf4-dq, fp8, gptq[-intB][-gN], awq[-gN])\n"
+          "  --keep-dtype D         dtype a quantizing load keeps the other tensors in (f32, bf16, f16)\n"
+          "  --kv T | K,V           KV cache type: f16, bf16, fp8, q8_0, q4_0; llama.cpp K,V apart\n"
+          "  --context N            tokens per sequence (prompt + generated); default: the model's\n"
+          "  --batch N              sequences at once (default 1)\n"
+          "  --prompt N             tokens of the prefill step (transformers; default: --context)\n"
+          "  --attn A               eager | sdpa | flash (transformers; default sdpa)\n"
+          "  --logits all|last      transformers: logits for every prompt position or the last (default)\n"
+          "  --tp N, --pp N         tensor / pipeline parallel sizes; --gpus N total devices\n"
+          "  --gpu G                device memory: a size (80GB, 79.2GiB) or a catalog name\n"
+          "  vLLM:      --gpu-util F (0.9)  --max-model-len N  --max-num-seqs N\n"
+          "             --max-num-batched-tokens N  --vllm-version V (0.6.x: V0 accounting)  --enforce-eager\n"
+          "  llama.cpp: --ubatch N (512)  --lc-batch N (2048)  --parallel N (1)  --flash-attn on|off|auto\n"
+          "             --swa-full  --kv-unified  --n-gpu-layers N (all)  --tensor-split A,B,...\n",
+          f);
+}
+
+static int bad(const char *opt, const char *arg, const char *why)
+{
+    fprintf(stderr, "vramfit: --%s %s: %s; see 'vramfit estimate --help'\n", opt, arg, why);
+    return -1;
+}
+
+static int count(const char *opt, const char *arg, uint64_t *out, bool zero_ok)
+{
+    if (!vf_parse_u64(arg, out) || (!zero_ok && *out == 0) || *out > ((uint64_t)1 << 32))
+        return bad(opt, arg, "expected a positive count");
+    return 1;
+}
+
+static int copy(const char *opt, const char *arg, char *dst, size_t cap)
+{
+    if (strlen(arg) >= cap)
+        return bad(opt, arg, "too long");
+    memcpy(dst, arg, strlen(arg) + 1);
+    return 1;
+}
+
+static int parse_split(const char *arg, vf_infer_opts *io)
+{
+    uint32_t n = 0;
+    const char *p = arg;
+    while (*p) {
+        if (n >= VF_MAX_SPLIT)
+            return bad("tensor-split", arg, "at most 16 devices");
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno || v < 0 || v > 1e12)
+            return bad("tensor-split", arg, "expected non-negative numbers separated by commas");
+        io->tensor_split[n++] = v;
+        p = end;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return bad("tensor-split", arg, "expected non-negative numbers separated by commas");
+    }
+    if (n == 0)
+        return bad("tensor-split", arg, "empty");
+    io->n_split = n;
+    return 1;
+}
+
+int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
+{
+    vf_infer_opts *io = &o->infer;
+    uint64_t v;
+    switch (c) {
+    case VF_OPT_RUNTIME:
+        if (strcasecmp(arg, "generic") == 0)
+            o->runtime = VF_RUNTIME_GENERIC;
+        else if (strcasecmp(arg, "transformers") == 0 || strcasecmp(arg, "hf") == 0)
+            o->runtime = VF_RUNTIME_TRANSFORMERS;
+        else if (strcasecmp(arg, "vllm") == 0)
+            o->runtime = VF_RUNTIME_VLLM;
+        else if (strcasecmp(arg, "llamacpp") == 0 || strcasecmp(arg, "llama.cpp") == 0)
+            o->runtime = VF_RUNTIME_LLAMACPP;
+        else
+            return bad("runtime", arg, "expected generic, transformers, vllm or llamacpp");
+        return 1;
+    case VF_OPT_WEIGHTS:
+        if (!vf_weights_format_valid(arg))
+            return bad("weights", arg, "unknown weight format (see vramfit dtypes)");
+        return copy("weights", arg, o->weights, sizeof o->weights);
+    case VF_OPT_KEEP_DTYPE:
+        return copy("keep-dtype", arg, io->keep_dtype, sizeof io->keep_dtype);
+    case VF_OPT_KV:
+        return copy("kv", arg, io->kv_dtype, sizeof io->kv_dtype);
+    case VF_OPT_ATTN:
+        if (strcasecmp(arg, "eager") == 0)
+            io->attn = VF_ATTN_EAGER;
+        else if (strcasecmp(arg, "sdpa") == 0)
+            io->attn = VF_ATTN_SDPA;
+        else if (strcasecmp(arg, "flash") == 0 || strcasecmp(arg, "flash_attention_2") == 0)
+            io->attn = VF_ATTN_FLASH;
+        else
+            return bad("attn", arg, "expected eager, sdpa or flash");
+        return 1;
+    case VF_OPT_BATCH:
+        return count("batch", arg, &io->batch, false);
+    case VF_OPT_CONTEXT:
+        return count("context", arg, &io->context, false);
+    case VF_OPT_PROMPT:
+        return count("prompt", arg, &io->prompt_tokens, false);
+    case VF_OPT_GPU: {
+        /* a catalog name ("H100", "rtx-4090", "A100-80GBx4") or a size ("80GB") */
+        if (vf_parse_bytes(arg, &o->gpu_bytes) && o->gpu_bytes > 0)
+            return 1; /* a plain size needs no catalog */
+        vf_gpu_choice g;
+        vf_error err = {0};
+        if (vf_gpu_lookup(arg, &g, &err) != VF_OK || g.gpu.memory_bytes == 0) {
+            fprintf(stderr, "vramfit: --gpu %s: %s\n", arg, err.msg[0] ? err.msg : "unknown gpu");
+            return -1;
+        }
+        o->gpu_bytes = g.gpu.memory_bytes;
+        const char *gn = g.gpu.name ? g.gpu.name : g.name;
+        size_t gl = strlen(gn) < sizeof io->gpu_name ? strlen(gn) : sizeof io->gpu_name - 1;
+        memcpy(io->gpu_name, gn, gl);
+        io->gpu_name[gl] = '\0';
+        if (g.count > 1)
+            o->gpus = g.count;
+        return 1;
+    }
+    case VF_OPT_GPU_UTIL: {
+        char *end;
+        errno = 0;
+        double d = strtod(arg, &end);
+        if (end == arg || *end || errno || !(d > 0 && d <= 1))
+            return bad("gpu-util", arg, "expected a fraction in (0, 1]");
+        io->gpu_util = d;
+        return 1;
+    }
+    case VF_OPT_MAX_MODEL_LEN:
+        return count("max-model-len", arg, &io->max_model_len, false);
+    case VF_OPT_MAX_NUM_SEQS:
+        return count("max-num-seqs", arg, &io->max_num_seqs, false);
+    case VF_OPT_MAX_BATCHED:
+        return count("max-num-batched-tokens", arg, &io->max_num_batched_tokens, false);
+    case VF_OPT_TP:
+    case VF_OPT_PP:
+    case VF_OPT_GPUS: {
+        const char *name = c == VF_OPT_TP ? "tp" : c == VF_OPT_PP ? "pp" : "gpus";
+        if (count(name, arg, &v, false) < 0)
+            return -1;
+        if (v > 4096)
+            return bad(name, arg, "at most 4096");
+        if (c == VF_OPT_TP)
+            o->tp = (uint32_t)v;
+        else if (c == VF_OPT_PP)
+            o->pp = (uint32_t)v;
+        else
+            o->gpus = (uint32_t)v;
+        return 1;
+    }
+    case VF_OPT_VLLM_VERSION:
+        if (!((arg[0] >= '0' && arg[0] <= '9')))
+            return bad("vllm-version", arg, "expected a version such as 0.11.0");
+        return copy("vllm-version", arg, io->vllm_version, sizeof io->vllm_version);
+    case VF_OPT_ENFORCE_EAGER:
+        io->enforce_eager = true;
+        return 1;
+    case VF_OPT_UBATCH:
+        return count("ubatch", arg, &io->ubatch, false);
+    case VF_OPT_LC_BATCH:
+        return count("lc-batch", arg, &io->lc_batch, false);
+    case VF_OPT_PARALLEL:
+        if (count("parallel", arg, &v, false) < 0)
+            return -1;
+        if (v > 65536)
+            return bad("parallel", arg, "at most 65536");
+        io->parallel = (uint32_t)v;
+        return 1;
+    case VF_OPT_FLASH_ATTN:
+        if (strcasecmp(arg, "on") == 0 || strcmp(arg, "1") == 0)
+            io->flash_attn = 1;
+        else if (strcasecmp(arg, "off") == 0 || strcmp(arg, "0") == 0)
+            io->flash_attn = 0;
+        else if (strcasecmp(arg, "auto") == 0)
+            io->flash_attn = -1;
+        else
+            return bad("flash-attn", arg, "expected on, off or auto");
+        return 1;
+    case VF_OPT_SWA_FULL:
+        io->swa_full = true;
+        return 1;
+    case VF_OPT_KV_UNIFIED:
+        io->kv_unified = true;
+        return 1;
+    case VF_OPT_LOGITS:
+        if (strcasecmp(arg, "all") == 0)
+            io->logits_all = true;
+        else if (strcasecmp(arg, "last") == 0)
+            io->logits_all = false;
+        else
+            return bad("logits", arg, "expected all or last");
+        return 1;
+    case VF_OPT_NGL:
+        if (strcasecmp(arg, "all") == 0 || strcasecmp(arg, "auto") == 0) {
+            io->n_gpu_layers = -1;
+            return 1;
+        }
+        if (count("n-gpu-layers", arg, &v, true) < 0)
+            return -1;
+        io->n_gpu_layers = v > 100000 ? 100000 : (int32_t)v;
+        return 1;
+    case VF_OPT_TENSOR_SPLIT:
+        return parse_split(arg, io);
+    default:
+        return 0;
+    }
+}
+
+bool vf_cli_options_merge(struct option *out, size_t cap, const struct option *const *tables, size_t n)
+{
+    size_t k = 0;
+    for (size_t t = 0; t < n; t++)
+        for (const struct option *p = tables[t]; p->name; p++) {
+            if (k + 1 >= cap)
+                return false;
+            out[k++] = *p;
+        }
+    if (k >= cap)
+        return false;
+    memset(&out[k], 0, sizeof out[k]);
+    return true;
+}

@@ -1,0 +1,43 @@
+/* estimate_opts.h — the estimate knobs as getopt_long tables and parsers,
+ * shared by 'vramfit estimate' and 'vramfit fit' (and any command that runs
+ * the memory model). Inference knobs live in estimate_opts.c, training knobs
+ * in train_opts.c (owned by the training module). */
+#ifndef VF_ESTIMATE_OPTS_H
+#define VF_ESTIMATE_OPTS_H
+
+#include "cli.h"
+
+#include <getopt.h>
+
+/* Option codes: long-only options use values from 256 up; the inference
+ * table uses 256..399, the training table 400..599, commands 600 and up. */
+enum {
+    VF_OPT_RUNTIME = 256, VF_OPT_WEIGHTS, VF_OPT_KV, VF_OPT_ATTN, VF_OPT_BATCH, VF_OPT_CONTEXT, VF_OPT_PROMPT,
+    VF_OPT_GPU, VF_OPT_GPU_UTIL, VF_OPT_MAX_MODEL_LEN, VF_OPT_MAX_NUM_SEQS, VF_OPT_MAX_BATCHED, VF_OPT_TP,
+    VF_OPT_PP, VF_OPT_GPUS, VF_OPT_VLLM_VERSION, VF_OPT_ENFORCE_EAGER, VF_OPT_UBATCH, VF_OPT_LC_BATCH,
+    VF_OPT_PARALLEL, VF_OPT_FLASH_ATTN, VF_OPT_SWA_FULL, VF_OPT_NGL, VF_OPT_TENSOR_SPLIT, VF_OPT_KEEP_DTYPE, VF_OPT_KV_UNIFIED, VF_OPT_LOGITS,
+    VF_OPT_INFER_END_,
+    VF_OPT_TRAIN_FIRST = 400,
+    VF_OPT_CMD_FIRST = 600
+};
+
+/* Inference (and shared: --runtime, --weights, --tp, --gpu) knobs,
+ * terminated by a zero entry. */
+extern const struct option vf_cli_estimate_options[];
+/* Training knobs (train_opts.c), terminated by a zero entry. */
+extern const struct option vf_cli_train_options[];
+
+/* Parse one option of its table into o. Returns 1 when handled, 0 when the
+ * code is not one of this table's, -1 after printing a usage error. */
+int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o);
+int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o);
+
+/* Help text for the tables' options (for a command's --help). */
+void vf_cli_infer_opts_help(FILE *f);
+void vf_cli_train_opts_help(FILE *f);
+
+/* Concatenates tables (each zero-terminated) into out (cap entries, last one
+ * zeroed); returns false when out is too small. */
+bool vf_cli_options_merge(struct option *out, size_t cap, const struct option *const *tables, size_t n);
+
+#endif

@@ -1,0 +1,90 @@
+/* infer.h — what the inference memory model's files share (hidden). */
+#ifndef VF_INFER_H
+#define VF_INFER_H
+
+#include "internal.h"
+
+/* Bytes of n elements of dt, rounding a partial block up (ggml_row_size for a
+ * whole row; never fails: saturates at UINT64_MAX). */
+VF_HIDDEN uint64_t vf__dt_bytes(vf_dtype dt, uint64_t n);
+/* a*b and a+b saturating at UINT64_MAX: estimates of absurd knobs stay finite. */
+VF_HIDDEN uint64_t vf__smul(uint64_t a, uint64_t b);
+VF_HIDDEN uint64_t vf__sadd(uint64_t a, uint64_t b);
+
+/* ---- weights (infer_weights.c) ---- */
+typedef struct vf__wprice {
+    uint64_t bytes;          /* whole model, as it would sit in device memory */
+    uint64_t params;
+    uint64_t quant_params;   /* weights the scheme quantized */
+    uint64_t sharded_bytes;  /* part that tensor parallelism divides (matrices, embeddings) */
+    uint64_t largest_src;    /* largest quantized tensor at its stored size (load-time transient) */
+    uint64_t largest_src_elems;
+    double bits;             /* bits per weight achieved over all parameters */
+    vf_dtype act_dtype;      /* dtype activations and the KV cache default to */
+} vf__wprice;
+
+/* One tensor's price under a scheme, for one model. */
+typedef struct vf__pricer {
+    bool requant, gguf;
+    vf_quant_scheme q;     /* non-GGUF schemes */
+    vf_dtype to_float, keep;
+    const vf_model *m;
+    vf_dtype *types;       /* GGUF: the type llama.cpp's quantizer gives each tensor (UNKNOWN = kept) */
+    char name[32];
+} vf__pricer;
+VF_HIDDEN vf_status vf__pricer_init(vf__pricer *p, const vf_model *m, const char *scheme, vf_dtype keep,
+                                    vf_error *err);
+VF_HIDDEN void vf__pricer_free(vf__pricer *p);
+/* Bytes of tensor i as the scheme stores it; *quantized when the scheme quantized it. */
+VF_HIDDEN uint64_t vf__pricer_tensor(const vf__pricer *p, size_t i, bool *quantized);
+
+/* llama.cpp's quantizer (infer_ggufmix.c): a file type ("q4_k_m") or a
+ * GGUF block type ("q4_k") → base type and rule set; the type of every
+ * tensor (malloc'd, n_tensors entries, VF_DTYPE_UNKNOWN = not quantized). */
+VF_HIDDEN bool vf__ggufmix_parse(const char *name, vf_dtype *base, int *ft);
+VF_HIDDEN vf_dtype *vf__ggufmix_types(const vf_model *m, vf_dtype base, int ft);
+VF_HIDDEN bool vf__ggufmix_quantizes(const vf_tensor *t);
+VF_HIDDEN vf_dtype vf__ggufmix_fallback(vf_dtype dt, uint64_t row);
+
+/* Prices every tensor as stored, or re-priced with o->weights. keep_dtype
+ * (VF_DTYPE_UNKNOWN = as stored) is what a bitsandbytes/GPTQ load keeps the
+ * unquantized tensors in. */
+VF_HIDDEN vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep_dtype, vf__wprice *w,
+                                      vf_estimate *e, vf_error *err);
+
+/* ---- KV cache (infer_kv.c) ---- */
+/* K and V elements per token of layer il, whole model before TP. mla_latent:
+ * the engine caches MLA's compressed latent (vLLM, llama.cpp) instead of
+ * decompressed heads (transformers). */
+VF_HIDDEN void vf__kv_layer_elems(const vf_hparams *hp, uint32_t il, bool mla_latent, uint64_t *k, uint64_t *v);
+VF_HIDDEN uint32_t vf__layer_kv_heads(const vf_hparams *hp, uint32_t il);
+VF_HIDDEN uint32_t vf__layer_heads(const vf_hparams *hp, uint32_t il);
+VF_HIDDEN bool vf__layer_is_swa(const vf_hparams *hp, uint32_t il);
+VF_HIDDEN bool vf__is_mla(const vf_hparams *hp);
+/* "f16", "bf16", "fp8", "q8_0", ...; "" gives def. false on an unknown name. */
+VF_HIDDEN bool vf__kv_dtype_parse(const char *s, vf_dtype def, vf_dtype *k, vf_dtype *v);
+/* Whole-model KV bytes per token for one sequence with every layer at full
+ * length (the assumptions table's figure). */
+VF_HIDDEN uint64_t vf__kv_bytes_per_token(const vf_hparams *hp, bool mla_latent, vf_dtype k, vf_dtype v);
+/* Recurrent (SSM / linear attention) state per sequence, all recurrent layers. */
+VF_HIDDEN uint64_t vf__recurrent_bytes(const vf_hparams *hp);
+
+/* ---- overhead figures (infer_overhead.c) ---- */
+VF_HIDDEN uint64_t vf__cuda_context_bytes(void);        /* with PyTorch's kernels */
+VF_HIDDEN uint64_t vf__cuda_context_native_bytes(void); /* a plain CUDA/ggml process */
+VF_HIDDEN uint64_t vf__cublas_workspace_bytes(uint64_t gpu_bytes);
+
+/* ---- runtime profiles ---- */
+VF_HIDDEN vf_status vf__infer_generic(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
+VF_HIDDEN vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e,
+                                           vf_error *err);
+VF_HIDDEN vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
+VF_HIDDEN vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
+
+/* Layer count, hidden size, heads, vocab and context with fallbacks; false
+ * when the description lacks what the KV cache needs (no layers/heads). */
+VF_HIDDEN bool vf__hp_has_attention(const vf_hparams *hp);
+VF_HIDDEN uint64_t vf__hp_context(const vf_hparams *hp);
+VF_HIDDEN uint64_t vf__hp_ff(const vf_hparams *hp);
+
+#endif

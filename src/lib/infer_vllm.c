@@ -1,0 +1,227 @@
+/* infer_vllm.c — vLLM: the KV cache pool it will get. vLLM sizes the pool
+ * from what is left of gpu_memory_utilization x device memory after the
+ * weights, the peak of a profiling forward pass and the memory not owned by
+ * PyTorch (vllm/v1/worker/gpu_worker.py determine_available_memory;
+ * docs/memory-model.md, "vLLM"). */
+#include "infer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define GIB ((uint64_t)1 << 30)
+
+/* Non-torch memory that appears during profiling (cuBLAS/cuBLASLt
+ * workspaces, NCCL, CUDA graphs' pools are later): 0.13 GiB measured by
+ * llm-d-planner on an H100 with vLLM 0.11 (measured.csv row A1). */
+#define VLLM_NON_TORCH ((uint64_t)(0.13 * (double)GIB))
+#define VLLM_BLOCK 16 /* default block_size (CacheConfig) */
+
+static bool v1(const char *ver, int *major, int *minor)
+{
+    *major = 0, *minor = 0;
+    if (!ver || !*ver)
+        return true;
+    char *end;
+    long ma = strtol(ver, &end, 10);
+    long mi = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
+    *major = (int)ma, *minor = (int)mi;
+    /* V1 became the default engine in 0.8 */
+    return ma > 0 || mi >= 8;
+}
+
+/* strcasestr is a GNU extension: a portable case-insensitive search. */
+static bool name_has(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return true;
+    return false;
+}
+
+vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
+{
+    const vf_hparams *hp = &m->hp;
+    const vf_infer_opts *io = &o->infer;
+    if (!o->gpu_bytes)
+        return vf__err(err, VF_EINVAL, "--gpu", "the vllm runtime needs the device memory (--gpu NAME or bytes)");
+    if (!vf__hp_has_attention(hp))
+        return vf__err(err, VF_EUNSUPPORTED, m->source, "no layer or head counts: the KV cache cannot be sized");
+    vf__wprice w;
+    vf_status st = vf__weights_price(m, o->weights, VF_DTYPE_UNKNOWN, &w, NULL, err);
+    if (st != VF_OK)
+        return st;
+    /* --dtype auto (config.py _get_and_verify_dtype): a float32 checkpoint
+     * runs in 16-bit (bfloat16 for Gemma, float16 otherwise: same bytes) */
+    const char *scheme = o->weights;
+    if (!scheme[0] && w.act_dtype == VF_DTYPE_F32) {
+        scheme = "bf16";
+        vf__assume(e, "dtype auto: a float32 checkpoint runs in 16-bit");
+    }
+    if ((st = vf__weights_price(m, scheme, VF_DTYPE_UNKNOWN, &w, e, err)) != VF_OK)
+        return st;
+    int major, minor;
+    bool is_v1 = v1(io->vllm_version, &major, &minor);
+    uint32_t tp = o->tp ? o->tp : 1;
+    double util = io->gpu_util > 0 ? io->gpu_util : 0.9;
+    uint64_t mml = io->max_model_len ? io->max_model_len : vf__hp_context(hp);
+
+    /* Defaults (vllm/engine/arg_utils.py _set_default_args_v1, for `vllm
+     * serve`): >= 70 GiB and not an A100: 8192 batched tokens, 1024
+     * sequences; otherwise 2048 and 256. V0: max(max_model_len, 2048) tokens
+     * without chunked prefill, 256 sequences. */
+    bool big = o->gpu_bytes >= 70 * GIB && !name_has(io->gpu_name, "a100");
+    uint64_t mnbt, mns;
+    if (is_v1) {
+        mnbt = big ? 8192 : 2048;
+        mns = big ? 1024 : 256;
+    } else {
+        mnbt = mml > 2048 ? mml : 2048;
+        mns = 256;
+    }
+    if (io->max_num_batched_tokens)
+        mnbt = io->max_num_batched_tokens;
+    if (io->max_num_seqs)
+        mns = io->max_num_seqs;
+    uint64_t seqs = mns < mnbt ? mns : mnbt;
+
+    vf_dtype kt, vt;
+    if (!vf__kv_dtype_parse(io->kv_dtype, w.act_dtype, &kt, &vt))
+        return vf__err(err, VF_EINVAL, io->kv_dtype, "unknown KV cache type");
+    uint64_t a = vf_dtype_get(w.act_dtype)->block_bytes;
+
+    /* weights per GPU: matrices and the vocabulary sharded (ColumnParallel /
+     * RowParallel / VocabParallelEmbedding), 1-D tensors replicated; plus the
+     * rotary cos/sin cache, max_position x rotary_dim in the model dtype
+     * (model_executor/layers/rotary_embedding.py). */
+    uint64_t hd = hp->head_dim ? hp->head_dim : (hp->n_heads ? hp->hidden_size / hp->n_heads : 0);
+    if (vf__is_mla(hp))
+        hd = hp->qk_rope_head_dim;
+    uint64_t rope = vf__smul(vf__smul(vf__hp_context(hp), hd), a);
+    uint64_t weights = (w.bytes - w.sharded_bytes) + w.sharded_bytes / tp + rope;
+
+    /* Profiling run (gpu_model_runner.py profile_run): a forward of mnbt
+     * tokens, then the sampler on one position per sequence.
+     *  forward peak per GPU: residual + hidden (2 h) + gate_up (2 ff/tp) +
+     *    act output (ff/tp), x tokens x a; MoE: fused_moe's caches
+     *    tokens x top_k x (3 moe_ff/tp + h);
+     *  sampler (v1/sample/sampler.py, ops/topk_topp_sampler.py
+     *    apply_top_k_top_p, with the dummy run's top-k/top-p set): the
+     *    hidden states of every token stay; per logit at the peak: logits in
+     *    the model dtype (a), their fp32 copy (4), the sorted values (4) and
+     *    int64 indices (8), the top-k mask (1), softmax of the sorted values
+     *    (4), the top-p mask (1) and the scattered result (4), all live at
+     *    the scatter: seqs x vocab x (a + 26). */
+    uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp);
+    uint64_t fwd = vf__smul(vf__smul(mnbt, a), 2 * h + 3 * (ff / tp));
+    if (hp->n_experts && hp->moe_intermediate_size) {
+        uint64_t k = hp->n_experts_active ? hp->n_experts_active : 1;
+        uint64_t moe = vf__smul(vf__smul(mnbt, k), vf__smul(a, 3 * (hp->moe_intermediate_size / tp) + h));
+        if (moe > fwd)
+            fwd = moe;
+    }
+    uint64_t samp = vf__sadd(vf__smul(vf__smul(mnbt, h), a), vf__smul(vf__smul(seqs, hp->vocab_size), a + 26));
+    uint64_t act = fwd > samp ? fwd : samp;
+    uint64_t non_torch = VLLM_NON_TORCH;
+
+    uint64_t requested = (uint64_t)((double)o->gpu_bytes * util);
+    uint64_t non_kv = weights + act + non_torch;
+    /* page per block over all layers, per GPU: KV heads split over TP but
+     * never below one head (replicated); an MLA latent is one head */
+    /* Per-request need (kv_cache_interface.py max_memory_usage_bytes):
+     * full attention cdiv(max_model_len, 16) pages; a sliding-window layer
+     * cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), 16) + 1. */
+    uint64_t page = 0, full_page = 0, need = 0;
+    uint64_t swa_tok = hp->sliding_window ? hp->sliding_window - 1 + mnbt : mml;
+    if (swa_tok > mml)
+        swa_tok = mml;
+    for (uint32_t il = 0; il < hp->n_layers; il++) {
+        uint64_t k, v;
+        vf__kv_layer_elems(hp, il, true, &k, &v);
+        uint64_t kvh = vf__layer_kv_heads(hp, il);
+        if (!vf__is_mla(hp) && kvh) {
+            uint64_t per = kvh >= tp ? kvh / tp : 1;
+            k = k / kvh * per;
+            v = v / kvh * per;
+        }
+        uint64_t lp = vf__smul(VLLM_BLOCK, vf__sadd(vf__dt_bytes(kt, k), vf__dt_bytes(vt, v)));
+        page = vf__sadd(page, lp);
+        bool swa = vf__layer_is_swa(hp, il) && is_v1;
+        if (!swa)
+            full_page = vf__sadd(full_page, lp);
+        uint64_t nb = swa ? (swa_tok + VLLM_BLOCK - 1) / VLLM_BLOCK + 1 : (mml + VLLM_BLOCK - 1) / VLLM_BLOCK;
+        need = vf__sadd(need, vf__smul(nb, lp));
+    }
+    uint64_t pool = 0;
+    e->starts = true;
+    if (requested <= non_kv) {
+        e->starts = false;
+        snprintf(e->reason, sizeof e->reason,
+                 "no memory left for the KV cache: weights, activations and non-torch memory need %.2f GiB of the "
+                 "%.2f GiB allowed (gpu_memory_utilization %.2f)",
+                 (double)non_kv / GIB, (double)requested / GIB, util);
+    } else {
+        uint64_t avail = requested - non_kv;
+        pool = page ? avail / page * page : 0; /* whole blocks across every layer */
+    }
+    /* "GPU KV cache size": tokens of whole blocks; with sliding layers in
+     * their own KV-cache groups (hybrid allocator) a token costs a page of
+     * the full-attention layers only. */
+    uint64_t per_block = full_page ? full_page : page;
+    uint64_t tokens = per_block ? pool / per_block * VLLM_BLOCK : 0;
+    double conc = need ? (double)pool / (double)need : 0;
+    if (e->starts && conc < 1.0) {
+        e->starts = false;
+        uint64_t fit = full_page ? pool / full_page * VLLM_BLOCK : 0;
+        snprintf(e->reason, sizeof e->reason,
+                 "max_model_len %llu needs %.2f GiB of KV cache, more than the %.2f GiB available; the largest "
+                 "that fits is about %llu",
+                 (unsigned long long)mml, (double)need / GIB, (double)pool / GIB,
+                 (unsigned long long)(fit < mml ? fit : mml));
+    }
+    e->kv_cache_tokens = tokens;
+    e->max_concurrency = conc;
+    e->gpus = tp;
+    e->weights = weights;
+    e->kv_cache = pool;
+    e->activations = act;
+    /* CUDA graphs: captured after the pool is sized (compile_or_warm_up_model),
+     * for batch sizes 1, 2, 4, 8..256 step 8, then step 16 up to
+     * min(2 x max_num_seqs, 512); their pool sits outside the KV budget.
+     * 0.45 GiB measured for Llama-3.1-8B on H100 with vLLM 0.11 (A1). */
+    uint64_t graphs = io->enforce_eager || !is_v1 ? 0 : (uint64_t)(0.45 * (double)GIB);
+    e->overhead = non_torch + graphs + vf__cuda_context_bytes();
+    e->per_gpu_bytes = weights + pool + act + e->overhead;
+    e->total_bytes = vf__smul(e->per_gpu_bytes, tp);
+    e->context = mml;
+    e->batch = mns;
+    e->kv_bytes_per_token = page / VLLM_BLOCK;
+    e->weight_bits = w.bits;
+
+    vf__assume(e, "runtime = vLLM %s (%s accounting), gpu %.2f GiB x gpu_memory_utilization %.2f",
+               io->vllm_version[0] ? io->vllm_version : "current", is_v1 ? "V1" : "V0",
+               (double)o->gpu_bytes / GIB, util);
+    vf__assume(e, "max_model_len %llu, max_num_batched_tokens %llu, max_num_seqs %llu, block_size %d, tp %u",
+               (unsigned long long)mml, (unsigned long long)mnbt, (unsigned long long)mns, VLLM_BLOCK, tp);
+    vf__assume(e, "rotary cos/sin cache = %llu B added to the weights", (unsigned long long)rope);
+    if (hp->sliding_window)
+        vf__assume(e, "sliding-window layers: %llu tokens per request (window - 1 + max_num_batched_tokens)",
+                   (unsigned long long)swa_tok);
+    vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(kt)->name, vf_dtype_get(vt)->name,
+               vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
+    vf__assume(e, "overhead = non-torch memory 0.13 GiB + CUDA graphs %.2f GiB (both measured, vLLM 0.11 on H100; "
+               "graphs are captured after the pool is sized) + CUDA context, outside the pool",
+               (double)graphs / GIB);
+    vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu = %llu B",
+                (double)o->gpu_bytes / GIB, util, (unsigned long long)weights, (unsigned long long)act,
+                (unsigned long long)non_torch, (unsigned long long)pool);
+    vf__explain(e, "activation peak = max(forward %llu x (2 x %llu + 3 x %llu) x %llu, sampler %llu) = %llu B",
+                (unsigned long long)mnbt, (unsigned long long)h, (unsigned long long)(ff / tp),
+                (unsigned long long)a, (unsigned long long)samp, (unsigned long long)act);
+    vf__explain(e, "kv tokens = floor(pool / %llu B per 16-token block) x 16 = %llu; concurrency = pool / %llu B "
+                "per max_model_len request = %.2f",
+                (unsigned long long)per_block, (unsigned long long)tokens, (unsigned long long)need, conc);
+    return VF_OK;
+}

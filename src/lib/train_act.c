@@ -1,0 +1,181 @@
+/* train_act.c — what one micro-batch saves for backward, op by op.
+ * Each term is a tensor an autograd node keeps (Linear its input, softmax its
+ * output, GELU its input, dropout a 1-byte mask, HF's RMSNorm its fp32 upcast
+ * and square, the loss its fp32 log-probabilities); Korthikanti et al. 2022
+ * (arXiv:2205.05198) sbh(34 + 5as/h) is this sum for a GPT-3 block in 16 bit.
+ * Checked against PyTorch's saved-tensor inventory in
+ * shared/reference/torch (docs/memory-model.md "Training"). */
+#include "train_internal.h"
+
+#include <string.h>
+
+/* One normalisation: LayerNorm keeps its input and fp32 mean/rstd (on CUDA);
+ * HF's RMSNorm upcasts: x (fp32), x^2 (fp32), rsqrt (fp32, per token), and the
+ * normalised x back in the residual dtype. */
+static uint64_t norm_bytes(const vf__tarch *a, uint64_t T, uint32_t r)
+{
+    if (a->rmsnorm)
+        return 8 * T * a->hidden + 4 * T + (uint64_t)r * T * a->hidden;
+    return (uint64_t)r * T * a->hidden + 8 * T;
+}
+
+/* Attention scores' saved bytes for eager attention, S = b*heads*s*s elements. */
+static uint64_t eager_scores(const vf__tarch *a, uint64_t S, uint32_t act)
+{
+    bool drop = a->attn_drop > 0;
+    if (a->softmax_upcast)
+        return 4 * S + (drop ? S + act * S : (act < 4 ? act * S : 0));
+    return act * S + (drop ? S + act * S : 0);
+}
+
+/* MLP saved bytes for `tokens` tokens of width `ff`. */
+static uint64_t mlp_bytes(const vf__tarch *a, const vf__tstates *s, uint64_t tokens, uint64_t ff, uint32_t act,
+                          bool in_saved)
+{
+    uint64_t b = 0;
+    if (in_saved)
+        b += (uint64_t)act * tokens * a->hidden;
+    if (a->gated_mlp)
+        b += 3 * (uint64_t)act * tokens * ff; /* act(gate) input, act output, up output */
+    else
+        b += (a->gelu_python ? 4 : 1) * (uint64_t)act * tokens * ff;
+    if (s->linear_saves_input[VF_ROLE_MLP_DOWN])
+        b += (uint64_t)act * tokens * ff;
+    return b;
+}
+
+void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc, vf__tacts *o)
+{
+    memset(o, 0, sizeof *o);
+    const uint64_t T = c->T, h = a->hidden, b = c->b, sq = c->s;
+    const uint32_t act = c->act, r = c->act;
+    const uint64_t qdim = (uint64_t)a->n_heads * a->head_dim, kvdim = (uint64_t)a->n_kv_heads * a->head_dim;
+    const uint64_t S = b * a->n_heads * sq * sq;
+    const bool *in = s->linear_saves_input;
+    vf_attn attn = c->attn == VF_ATTN_DEFAULT ? VF_ATTN_EAGER : c->attn;
+
+    /* ---- one block ---- */
+    uint64_t L = 2 * norm_bytes(a, T, r);
+    if (in[VF_ROLE_ATTN_Q] || in[VF_ROLE_ATTN_K] || in[VF_ROLE_ATTN_V] || in[VF_ROLE_ATTN_QKV])
+        L += (uint64_t)act * T * h; /* q/k/v projections share one saved input */
+    uint64_t core = 0;
+    if (attn == VF_ATTN_FLASH) {
+        /* q, k, v at their own head counts, the output (also o_proj's input),
+         * the fp32 log-sum-exp per row */
+        core = (uint64_t)act * T * (2 * qdim + 2 * kvdim) + 4 * b * a->n_heads * sq;
+    } else if (attn == VF_ATTN_SDPA) {
+        /* HF repeats k/v to every head before SDPA; the output is transposed
+         * into a fresh tensor for o_proj */
+        core = (uint64_t)act * T * 4 * qdim + 4 * b * a->n_heads * sq;
+        if (in[VF_ROLE_ATTN_O])
+            core += (uint64_t)act * T * qdim;
+    } else {
+        core = (uint64_t)act * T * 3 * qdim + eager_scores(a, S, act);
+        if (in[VF_ROLE_ATTN_O])
+            core += (uint64_t)act * T * qdim;
+        o->attn_scores = S;
+    }
+    L += core;
+    if (a->resid_drop > 0)
+        L += 2 * T * h; /* masks after attention and after the MLP */
+    uint64_t before_mlp = L;
+    if (a->n_experts > 1) {
+        uint64_t k = a->n_experts_active ? a->n_experts_active : 1;
+        L += (uint64_t)act * T * h + 4 * T * a->n_experts; /* router input, fp32 routing softmax */
+        L += mlp_bytes(a, s, k * T, a->moe_inter, act, true);
+        if (a->shared_inter)
+            L += mlp_bytes(a, s, T, a->shared_inter, act, false);
+    } else {
+        L += mlp_bytes(a, s, T, a->inter, act, in[VF_ROLE_MLP_UP] || in[VF_ROLE_MLP_GATE]);
+    }
+    if (c->lora && a->n_layers) { /* each adapter's B keeps A's output: tokens x rank */
+        L += (uint64_t)act * T * c->lora_rank * (s->lora_act_extra / a->n_layers);
+        /* PEFT applies lora_dropout per adapter: its 1-byte mask and the dropped
+         * copy of the input, which A keeps */
+        if (c->lora_dropout > 0)
+            L += (uint64_t)(act + 1) * T * (s->lora_in_sum / a->n_layers);
+    }
+    o->layer = L;
+    /* the second norm, the MLP and its dropout mask are freed before the attention's backward */
+    uint64_t mlp_part = L - before_mlp + norm_bytes(a, T, r) + (a->resid_drop > 0 ? T * h : 0);
+
+    /* ---- outside the blocks ---- */
+    uint64_t nl = 0;
+    if (a->learned_pos)
+        nl += 8 * sq; /* int64 position ids [1, s] kept by the embedding */
+    if (a->embd_drop > 0)
+        nl += T * h;
+    if (a->rope)
+        nl += 2 * sq * a->head_dim * r; /* cos and sin, shared by every block */
+    uint64_t before_head = nl;
+    nl += norm_bytes(a, T, r);
+    if (!c->lora)
+        nl += (uint64_t)act * T * h; /* the head's input (a frozen head saves none) */
+    o->logits_tv = T * a->vocab;
+    nl += 4 * o->logits_tv + 8 * T + 4; /* fp32 log-softmax (HF upcasts logits), targets, weight */
+    uint64_t head_part = nl - before_head;
+    o->non_layer = nl;
+
+    /* ---- recomputation ---- */
+    switch (rc) {
+    case VF_RECOMPUTE_NONE:
+        o->layer_kept = L;
+        break;
+    case VF_RECOMPUTE_SELECTIVE:
+        /* Korthikanti's selective recomputation drops the attention core's
+         * s^2 terms (scores, softmax, dropout) and keeps everything else */
+        o->layer_kept = L - (attn == VF_ATTN_EAGER ? eager_scores(a, S, act) : 0);
+        break;
+    case VF_RECOMPUTE_FULL:
+        /* each block keeps only its input (the RNG state it stashes lives in host memory) */
+        o->layer_kept = (uint64_t)r * T * h;
+        /* HF builds an eager 4-D causal mask [1,1,s,s] that checkpointed blocks keep as input */
+        if (attn == VF_ATTN_EAGER && a->rope)
+            o->non_layer += sq * sq * r;
+        break;
+    }
+    o->total = a->n_layers * o->layer_kept + o->non_layer;
+
+    /* ---- transients ---- */
+    /* end of forward: the logits in the activation dtype and HF's fp32 copy,
+     * beside the saved log-probabilities */
+    o->fwd_temp = act * o->logits_tv + (act < 4 ? 4 * o->logits_tv : 0);
+    if (rc == VF_RECOMPUTE_FULL && L > o->fwd_temp)
+        o->fwd_temp = L; /* one block's intermediates while it runs unsaved */
+    /* start of backward: gradients of the log-probabilities and of the logits, fp32 */
+    o->bwd_start = 8 * o->logits_tv;
+    /* inside one block's backward: eager attention holds the probabilities'
+     * gradient and the softmax's input gradient (fp32 when it upcasts) */
+    /* fp32 softmax (upcast): the probabilities' gradient and the softmax's
+     * input gradient, both fp32, while the activation-dtype gradient of the
+     * probabilities has been freed; otherwise both in the activation dtype */
+    uint64_t attn_t = 0;
+    if (attn == VF_ATTN_EAGER)
+        attn_t = (a->softmax_upcast ? 8 * S - (act < 4 ? act * S : 0) : 2 * (uint64_t)act * S) +
+                 (a->attn_drop > 0 ? act * S : 0);
+    else
+        attn_t = (uint64_t)act * T * 3 * qdim;
+    uint64_t mlp_t = 2 * (uint64_t)act * T * (a->n_experts > 1 ? a->moe_inter : a->inter);
+    o->bwd_layer = attn_t > mlp_t ? attn_t : mlp_t;
+    o->bwd_attn = attn_t;
+    o->bwd_mlp = mlp_t;
+    /* the last block's backward starts once the loss, final norm and head
+     * input are freed and the head's gradient exists; by its attention, its
+     * norm and MLP are freed and the MLP's gradients exist (trainable only) */
+    o->freed_head = head_part;
+    o->freed_mlp = mlp_part;
+    if (!c->lora) {
+        uint64_t mlp_params = (a->gated_mlp ? 3 : 2) * h * (a->n_experts > 1 ? a->moe_inter * a->n_experts : a->inter);
+        o->grads_head = a->vocab * h * c->g_bytes;
+        o->grads_mlp = mlp_params * c->g_bytes;
+    }
+    if (c->qlora) {
+        /* bitsandbytes dequantizes each 4-bit matrix to 16 bit for its matmul, forward and backward */
+        uint64_t deq = 2 * s->largest_linear;
+        o->fwd_temp += deq;
+        o->bwd_layer += deq;
+    }
+    /* last: a tied embedding's gradient is built beside the head's and summed
+     * into it; an untied one beside the gradient of its output */
+    o->bwd_end = (!c->lora && a->tied) ? 2 * a->vocab * h * c->g_bytes : (uint64_t)act * T * h;
+}

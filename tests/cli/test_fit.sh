@@ -1,0 +1,65 @@
+# vramfit fit: usage, GPU names, and (once the catalog and the memory model are
+# built) published cases and agreement with the plain estimate at the edges.
+. tests/cli/lib.sh
+
+check_err "fit: missing model" 2 "missing MODEL" "$VF" fit
+check_err "fit: unknown gpu" 2 "no such gpu" "$VF" fit x --gpu "Voodoo 5"
+check_err "fit: gpu count 0" 2 "count" "$VF" fit x --gpu H100x0
+check_err "fit: --gpu and --local" 2 "exclude" "$VF" fit x --gpu H100 --local
+check_err "fit: bad context" 2 "not a number" "$VF" fit x --gpu H100 --context lots
+check_err "fit: zero batch" 2 "at least 1" "$VF" fit x --gpu H100 --batch 0
+check_err "fit: bad runtime" 2 "runtime" "$VF" fit x --runtime tgi
+check_err "fit: bad weights" 2 "weights" "$VF" fit x --weights q17
+check_err "fit: bad util" 2 "util" "$VF" fit x --util 1.5
+check_err "fit: --emit is plan's" 2 "unknown option" "$VF" fit x --emit vllm
+check_err "fit: missing model file" 3 "no such file" "$VF" fit /nonexistent/model.safetensors --gpu H100
+
+# The rest needs the model catalog and the memory model.
+gate=$("$VF" fit Qwen/Qwen3-8B --gpu H100 --json 2>/dev/null | jq -r 'has("fits")' 2>/dev/null)
+if [ "$gate" != true ]; then
+    echo "skip fit: model cases (catalog or estimate not built)"
+    exit 0
+fi
+
+# Published: Llama-3.1-70B in bf16 (141 GB of weights) does not fit one 80 GB GPU
+# and fits two with tensor parallelism under vLLM's accounting.
+L70=meta-llama/Llama-3.1-70B
+check_json "fit: 70B bf16 not on one H100 (vllm)" 1 '.fits == false and .min_gpus == 2 and (.parallelism | test("tensor parallel 2"))' \
+    "$VF" fit $L70 --gpu H100 --runtime vllm --context 8192 --json
+check_json "fit: 70B bf16 on two H100 (vllm, tp 2)" 0 '.fits == true and .gpu_count == 2' \
+    "$VF" fit $L70 --gpu H100x2 --runtime vllm --context 8192 --json
+check_json "fit: 70B suggestions re-checked and ranked" 1 \
+    '(.suggestions | length) > 0 and ([.suggestions[].cost] == ([.suggestions[].cost] | sort)) and any(.suggestions[]; .fits)' \
+    "$VF" fit $L70 --gpu H100 --runtime vllm --context 8192 --json
+# Published (issue 6): Qwen3-32B on one H100 at 16k context leaves only a few GiB of KV cache.
+check_json "fit: Qwen3-32B on H100 at 16k: a few GiB of KV" 0 \
+    '.fits == true and .kv_cache_bytes > 1073741824 and .kv_cache_bytes < 8*1073741824' \
+    "$VF" fit Qwen/Qwen3-32B --gpu H100 --runtime vllm --context 16384 --json
+
+# Agreement with the plain estimate at the edges: at max_context it fits, one more does not.
+for spec in "Qwen/Qwen3-8B RTX4090 generic" "meta-llama/Llama-3.1-8B L4 transformers" "Qwen/Qwen3-30B-A3B H100 vllm" \
+    "google/gemma-2-9b rtx-4090 llamacpp"; do
+    set -- $spec
+    "$VF" fit "$1" --gpu "$2" --runtime "$3" --context 4096 --json >"$TMP/fit.json" 2>/dev/null
+    mc=$(jq .max_context "$TMP/fit.json")
+    capped=$(jq .max_context_is_model_limit "$TMP/fit.json")
+    mb=$(jq .max_batch "$TMP/fit.json")
+    if [ "$mc" -gt 0 ]; then
+        check "fit: $1 on $2 ($3) fits at max context $mc" 0 "$VF" fit "$1" --gpu "$2" --runtime "$3" --context "$mc" --json
+        [ "$capped" = true ] ||
+            check "fit: $1 on $2 ($3) not at max context + 1" 1 "$VF" fit "$1" --gpu "$2" --runtime "$3" --context $((mc + 1)) --json
+    fi
+    if [ "$mb" -gt 0 ] && [ "$mb" -lt 65536 ]; then
+        check "fit: $1 on $2 ($3) fits at max batch $mb" 0 "$VF" fit "$1" --gpu "$2" --runtime "$3" --context 4096 --batch "$mb" --json
+        check "fit: $1 on $2 ($3) not at max batch + 1" 1 "$VF" fit "$1" --gpu "$2" --runtime "$3" --context 4096 --batch $((mb + 1)) --json
+    fi
+done
+
+# Without --gpu: every catalog GPU that fits, smallest first.
+check_json "fit: catalog list smallest first" 0 \
+    '.fits and (.gpus | length) > 0 and ([.gpus[].gpu_bytes] == ([.gpus[].gpu_bytes] | sort)) and all(.gpus[]; .headroom_bytes >= 0)' \
+    "$VF" fit Qwen/Qwen3-8B --context 4096 --json
+check_json "fit: bare size" 0 '.gpu_bytes == 24*1073741824' "$VF" fit meta-llama/Llama-3.2-1B --gpu 24GiB --context 4096 --json
+check_out "fit: human output has the unit" 0 "GiB" "$VF" fit meta-llama/Llama-3.2-1B --gpu RTX4090 --context 4096
+check_out "fit: speed bounds labelled" 0 "Speed bounds (upper limits" "$VF" fit meta-llama/Llama-3.2-1B --gpu RTX4090 --context 4096
+check "fit: training fits or not (exit 0/1)" 1 "$VF" fit meta-llama/Llama-3.1-8B --gpu RTX4090 --train --seq-len 2048

@@ -1,0 +1,44 @@
+# vramfit gpus: the catalog and --local.
+. tests/cli/lib.sh
+
+GIB=1073741824
+check_json "gpus: at least 50" 0 '.gpus | length >= 50' "$VF" gpus --json
+check_json "gpus: every row has memory, bandwidth and a source" 0 \
+    'all(.gpus[]; .memory_bytes > 0 and .bandwidth_gbs > 0 and (.source | length) > 0 and (.memory_basis | length) > 0)' \
+    "$VF" gpus --json
+check_json "gpus: names unique" 0 '[.gpus[].name] | length == (unique | length)' "$VF" gpus --json
+# measured.csv A1a: vLLM reports an H100 as 79.18 GiB; A4: an A10G as 22.30 GiB
+check_json "gpus: H100 as the device reports it" 0 \
+    ".gpus[] | select(.name==\"H100 SXM 80GB\") | ((.memory_bytes - 79.18*$GIB) | fabs) < 1048576" "$VF" gpus --json
+check_json "gpus: A10G as the device reports it" 0 \
+    ".gpus[] | select(.name==\"A10G\") | ((.memory_bytes - 22.30*$GIB) | fabs) < 1048576" "$VF" gpus --json
+for g in "T4" "V100 SXM2 16GB" "V100 SXM2 32GB" "A10" "A10G" "L4" "L40S" "A100 PCIe 40GB" "A100 SXM 40GB" \
+    "A100 PCIe 80GB" "A100 SXM 80GB" "H100 PCIe 80GB" "H100 SXM 80GB" "H100 NVL 94GB" "H200 SXM 141GB" "B200" \
+    "B300" "GH200 96GB" "GB200" "MI210" "MI250X GCD" "MI300X" "MI325X" "MI355X" "RTX A4000" "RTX A5000" \
+    "RTX A6000" "RTX 6000 Ada" "RTX PRO 6000 Blackwell" "RTX 2080 Ti" "RTX 3090" "RTX 4090" "RTX 5090"; do
+    check_json "gpus: has $g" 0 "any(.gpus[]; .name == \"$g\")" "$VF" gpus --json
+done
+check_json "gpus: Apple rows give the GPU's share of unified memory" 0 \
+    '[.gpus[] | select(.vendor=="apple")] | length >= 5 and all(.[]; .memory_basis | test("2/3|3/4"))' "$VF" gpus --json
+check_out "gpus: table" 0 "H100 SXM 80GB  *79.18 GiB" "$VF" gpus
+check_out "gpus: units gb" 0 "H100 SXM 80GB  *85.02 GB" "$VF" gpus --units gb
+check "gpus --local: none found is a normal answer" 0 "$VF" gpus --local
+check_json "gpus --local --json" 0 '.local | type == "array"' "$VF" gpus --local --json
+check_err "gpus: unknown option" 2 "unknown option" "$VF" gpus --bogus
+check_err "gpus: stray argument" 2 "unexpected argument" "$VF" gpus H100
+check_err "gpus: bad units" 2 "units" "$VF" gpus --units furlongs
+
+# --local through the loader's fake NVML (tests/fake/fake_nvml.c): devices with
+# total, used and free memory; a driver that fails to start is "none found", exit 0.
+FAKE_NVML=${BUILD:-build}/fake/libnvidia-ml.so.1
+if [ -f "$FAKE_NVML" ]; then
+    export VF_NVML_LIBRARY=$FAKE_NVML
+    check_json "gpus --local: fake devices" 0 \
+        '(.local | length) == 2 and all(.local[]; .total_bytes == 24*1073741824 and .used_bytes == 1024*1048576 and .free_bytes == 23*1073741824)' \
+        env FAKE_NVML_DEVICES=2 FAKE_CUDA_TOTAL_MB=24576 FAKE_NVML_USED_MB=1024 "$VF" gpus --local --json
+    check_out "gpus --local: table" 0 "Fake GPU 1 .*24.00 GiB .*1.00 GiB .*23.00 GiB" \
+        env FAKE_NVML_DEVICES=2 FAKE_CUDA_TOTAL_MB=24576 FAKE_NVML_USED_MB=1024 "$VF" gpus --local
+    check_out "gpus --local: no driver is none found" 0 "No local GPUs found" env FAKE_NVML_FAIL_INIT=1 "$VF" gpus --local
+    check_err "fit --local: no devices" 5 "no gpus found" env FAKE_NVML_FAIL_INIT=1 "$VF" fit x --local
+    unset VF_NVML_LIBRARY
+fi

@@ -1,0 +1,131 @@
+/* test_infer_llamacpp.c — --runtime llamacpp against llama.cpp's own buffers
+ * (../shared/reference/llamacpp/results.json: every ok run): model and KV
+ * within 0.5%, compute within 10%, output within 0.5% of what was printed. */
+#include "infer_testlib.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static double obj_sum(json_t *o)
+{
+    double s = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) s += json_number_value(v);
+    return s;
+}
+
+static void every_ok_run(void **state)
+{
+    (void)state;
+    json_t *root = itl_json(REF "/llamacpp/results.json");
+    json_t *runs = json_object_get(root, "runs");
+    char *dir = tu_tmpdir();
+    size_t i, checked = 0;
+    json_t *run;
+    double worst_compute = 0;
+    json_array_foreach(runs, i, run)
+    {
+        if (!json_is_true(json_object_get(run, "ok")))
+            continue;
+        const char *id = json_string_value(json_object_get(run, "run_id"));
+        /* the real header and tensor table, read by the GGUF reader */
+        vf_model *m = itl_open_grown(dir, json_string_value(json_object_get(run, "model_file")));
+        vf_estimate_opts o;
+        vf_estimate_opts_init(&o);
+        o.runtime = VF_RUNTIME_LLAMACPP;
+        o.infer.context = (uint64_t)json_integer_value(json_object_get(run, "ctx"));
+        o.infer.ubatch = (uint64_t)json_integer_value(json_object_get(run, "ubatch"));
+        o.infer.lc_batch = (uint64_t)json_integer_value(json_object_get(run, "batch"));
+        o.infer.parallel = (uint32_t)json_integer_value(json_object_get(run, "n_parallel"));
+        o.infer.flash_attn = strcmp(json_string_value(json_object_get(run, "flash_attn")), "on") == 0;
+        o.infer.swa_full = json_is_true(json_object_get(run, "swa_full"));
+        o.infer.n_gpu_layers = 0; /* the reference ran on the CPU backend */
+        snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "%s,%s",
+                 json_string_value(json_object_get(run, "cache_type_k")),
+                 json_string_value(json_object_get(run, "cache_type_v")));
+        vf_estimate e;
+        vf_error err = {0};
+        if (vf_estimate_run(m, &o, &e, &err) != VF_OK)
+            fail_msg("%s: %s", id, err.msg);
+
+        /* model: the mapped (or loaded) buffers; where this CPU repacked Q4
+         * tensors into CPU_REPACK while the mapping stays, llama.cpp's own
+         * printed model size (the repack copy is CPU-backend specific) */
+        json_t *mb = json_object_get(run, "model_buffers_MiB");
+        double model_ref = obj_sum(mb);
+        if (json_object_get(mb, "CPU_REPACK") && json_object_get(mb, "CPU_Mapped"))
+            model_ref = atof(json_string_value(json_object_get(run, "file_size_reported")));
+        double kv_ref = 0;
+        size_t j;
+        json_t *c;
+        json_array_foreach(json_object_get(run, "kv_cache"), j, c) kv_ref += json_number_value(json_object_get(c, "total_MiB"));
+        double compute_ref = obj_sum(json_object_get(run, "compute_buffers_MiB"));
+        double out_ref = obj_sum(json_object_get(run, "output_buffers_MiB"));
+
+        double dm = itl_rel(e.rb_model / MIB, model_ref), dk = itl_rel(e.rb_context / MIB, kv_ref);
+        double dc = itl_rel(e.rb_compute / MIB, compute_ref);
+        if (fabs(dm) > 0.005 || fabs(dk) > 0.005 || fabs(dc) > 0.10 ||
+            fabs(e.rb_output / MIB - out_ref) > 0.005 + 0.005 * out_ref)
+            fail_msg("%s: model %.2f/%.2f kv %.3f/%.3f compute %.2f/%.2f output %.3f/%.2f MiB", id,
+                     e.rb_model / MIB, model_ref, e.rb_context / MIB, kv_ref, e.rb_compute / MIB, compute_ref,
+                     e.rb_output / MIB, out_ref);
+        if (fabs(dc) > worst_compute)
+            worst_compute = fabs(dc);
+        checked++;
+        vf_model_free(m);
+    }
+    print_message("llama.cpp: %zu runs checked, worst compute-buffer error %.1f%%\n", checked, worst_compute * 100);
+    assert_true(checked >= 80);
+    json_decref(root);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+/* --weights with a llama.cpp file type re-prices an F16 model tensor by
+ * tensor as llama-quantize did: the bytes of the Q8_0 / Q4_0 / Q4_K_M files
+ * it made from the same F16 files (results.json "files" by_type). */
+static void quantizer_mix(void **state)
+{
+    (void)state;
+    json_t *root = itl_json(REF "/llamacpp/results.json");
+    json_t *files = json_object_get(root, "files");
+    char *dir = tu_tmpdir();
+    const char *models[] = {"llama-tiny", "llama-gqa", "llama3-bpe", "qwen2", "gemma2", "llama-moe"};
+    const char *types[] = {"Q8_0", "Q4_0", "Q4_K_M"};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s-F16.gguf", models[i]);
+        vf_model *m = itl_open_grown(dir, name);
+        for (size_t k = 0; k < 3; k++) {
+            snprintf(name, sizeof name, "%s-%s.gguf", models[i], types[k]);
+            json_t *bt = json_object_get(json_object_get(files, name), "by_type");
+            assert_non_null(bt);
+            uint64_t want = 0;
+            const char *key;
+            json_t *v;
+            json_object_foreach(bt, key, v) want += (uint64_t)json_integer_value(json_object_get(v, "bytes"));
+            vf_estimate_opts o;
+            vf_estimate_opts_init(&o);
+            snprintf(o.weights, sizeof o.weights, "%s", types[k]);
+            vf_estimate e;
+            vf_error err = {0};
+            assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+            if (e.weights != want)
+                fail_msg("%s: %llu bytes, llama-quantize wrote %llu", name, (unsigned long long)e.weights,
+                         (unsigned long long)want);
+        }
+        vf_model_free(m);
+    }
+    json_decref(root);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_ok_run),
+        cmocka_unit_test(quantizer_mix),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
