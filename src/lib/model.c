@@ -206,10 +206,14 @@ int32_t vf__tensor_layer_from_name(const char *name)
         size_t len = (size_t)(p - seg);
         if (len > 0 && len < 9) {
             bool digits = true;
-            for (size_t i = 0; i < len; i++)
-                digits = digits && isdigit((unsigned char)seg[i]);
+            int32_t v = 0; /* < 10^8: fits */
+            for (size_t i = 0; i < len && digits; i++) {
+                digits = seg[i] >= '0' && seg[i] <= '9';
+                if (digits)
+                    v = v * 10 + (seg[i] - '0');
+            }
             if (digits && seg != name)
-                return (int32_t)strtol(seg, NULL, 10);
+                return v;
         }
         if (*p)
             p++;
