@@ -362,12 +362,12 @@ static void test_structure(void **state)
 }
 
 static const char *const valid_headers[] = {
-    "{\"__metadata__\":{\"format\":\"pt\"},\"model.embed_tokens.weight\":{\"dtype\":\"BF16\",\"shape\":[1000,256],"
-    "\"data_offsets\":[0,512000]},\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[256],\"data_offsets\":[512000,"
-    "513024]}}      ",
+    ("{\"__metadata__\":{\"format\":\"pt\"},\"model.embed_tokens.weight\":{\"dtype\":\"BF16\",\"shape\":[1000,256],"
+     "\"data_offsets\":[0,512000]},\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[256],\"data_offsets\":[512000,"
+     "513024]}}      "),
     "{\"a\":{\"data_offsets\":[0,0],\"shape\":[],\"dtype\":\"F64\"}}",
-    "{\"x\\ny\":{\"dtype\":\"I8\",\"shape\":[0,3],\"data_offsets\":[0,0],\"extra\":{\"k\":[1,2,{\"q\":null}]}},"
-    "\"\\u00e9t\\u00e9\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"__metadata__\":{}}",
+    ("{\"x\\ny\":{\"dtype\":\"I8\",\"shape\":[0,3],\"data_offsets\":[0,0],\"extra\":{\"k\":[1,2,{\"q\":null}]}},"
+     "\"\\u00e9t\\u00e9\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"__metadata__\":{}}"),
 };
 
 /* Reads text with jansson and checks that every tensor the parser gave is
