@@ -2,13 +2,11 @@
  * optimizer states (train_states.c), saved activations (train_act.c), the
  * parallel layout (train_dist.c) and the step's peak (train_peak.c). */
 #include "train_internal.h"
+#include "infer.h" /* the CUDA process's fixed costs, shared with inference */
 
 #include <stdio.h>
 #include <string.h>
 
-/* cuBLAS workspace PyTorch allocates on the first matmul of a stream: the
- * ":4096:2:16:8" default, 2 x 4096 KiB + 8 x 16 KiB (pytorch PR #83461). */
-#define CUBLAS_WORKSPACE 8519680ull
 
 static const char *opt_name(vf_optimizer o)
 {
@@ -176,7 +174,11 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     out->gradients = p.grads;
     out->optimizer = p.optimizer;
     out->host_bytes = p.host;
-    uint64_t runtime = o->runtime == VF_RUNTIME_GENERIC ? 0 : CUBLAS_WORKSPACE;
+    /* PyTorch's CUDA context and kernels plus its cuBLAS/cuBLASLt workspaces
+     * (infer_overhead.c, sourced there); the generic runtime is the plain sum */
+    uint64_t runtime = o->runtime == VF_RUNTIME_TRANSFORMERS
+                           ? vf__cuda_context_bytes() + vf__cublas_workspace_bytes(o->gpu_bytes)
+                           : 0;
 
     static const char *const rc_name[] = {"none", "selective", "full"};
     vf__assume(out, "precision = %s", prec_name(t->precision));
