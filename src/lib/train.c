@@ -101,6 +101,14 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
         return vf__err(err, VF_EINVAL, "", "unknown optimizer implementation");
     if (t->lora_rank > (1u << 20))
         return vf__err(err, VF_EINVAL, "", "lora rank out of range");
+    c->resid = c->act;
+    if (c->master && o->runtime == VF_RUNTIME_TRANSFORMERS && c->zero == 0 && !t->fsdp && !t->lora_rank) {
+        /* HF Trainer's mixed precision is PyTorch AMP: fp32 weights, gradients
+         * and moments (no separate master), autocast's 16-bit copies, an fp32
+         * residual stream */
+        c->amp = true;
+        c->w_bytes = 4, c->g_bytes = 4, c->master = 0, c->st_bytes = 4, c->resid = 4;
+    }
     if (!(t->lora_dropout >= 0 && t->lora_dropout < 1))
         return vf__err(err, VF_EINVAL, "", "lora dropout must be in [0, 1)");
     c->lora = t->lora_rank > 0;
@@ -205,6 +213,9 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
                    c.qlora ? t->qlora : "");
     if (c.master)
         vf__assume(out, "mixed precision = 16-bit weights and gradients, fp32 master copy in the optimizer");
+    if (c.amp)
+        vf__assume(out, "mixed precision = PyTorch AMP: fp32 weights, gradients and moments; 16-bit autocast "
+                        "copies of the matrices kept for backward");
 
     vf__explain(out, "params %llu, trainable %llu (%llu tensors), frozen %llu", (unsigned long long)s.params,
                 (unsigned long long)s.trainable, (unsigned long long)s.n_trainable_tensors,
