@@ -738,9 +738,9 @@ typedef void (*vf_load_progress_fn)(const vf_load_progress *p, void *user);
 
 typedef struct vf_load_opts {
     char device[32];         /* "host" (default), "null" (read and discard), "cuda:N" */
-    uint64_t staging_bytes;  /* the whole ring of pinned buffers; 0 = 64 MiB */
+    uint64_t staging_bytes;  /* the whole ring of pinned buffers; 0 = max(64 MiB, 8 MiB per buffer) */
     uint32_t buffers;        /* ring slots; 0 = max(4, 2 × threads) */
-    uint32_t threads;        /* reader threads; 0 = the CPUs online, at most 8 */
+    uint32_t threads;        /* reader threads; 0 = the CPUs online, at most 16 */
     bool direct;             /* O_DIRECT for ring reads (falls back to buffered where refused) */
     bool verify;             /* read the device copy back and compare checksums with the file's */
     const char *device_map;  /* NULL: everything on device; "auto"; or a JSON file (docs/loader.md) */

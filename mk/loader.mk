@@ -1,12 +1,12 @@
 # The loader's test doubles: a fake CUDA driver and a fake NVML with the real
 # sonames and ABI, loaded by the tests through VF_CUDA_LIBRARY / VF_NVML_LIBRARY.
 # Built without sanitizers (they are dlopen'ed into instrumented programs);
-# -z nodelete keeps the fake's counters alive across the loader's dlclose.
+# not -z nodelete: the loader must keep the driver loaded itself (RTLD_NODELETE).
 FAKE_CFLAGS := $(CSTD) -O2 -g $(WARN) -Wno-missing-prototypes -fPIC -fvisibility=hidden -Itests/fake
 
 $(BUILD)/fake/libcuda.so.1: tests/fake/fake_cuda.c tests/fake/fake_cuda.h
 	@mkdir -p $(dir $@)
-	$(CC) $(FAKE_CFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,nodelete -o $@ $< -lpthread
+	$(CC) $(FAKE_CFLAGS) -shared -Wl,-soname,libcuda.so.1 -o $@ $< -lpthread
 
 $(BUILD)/fake/libnvidia-ml.so.1: tests/fake/fake_nvml.c
 	@mkdir -p $(dir $@)

@@ -10,9 +10,16 @@
 
 static volatile sig_atomic_t g_cancel;
 
+/* The first interrupt asks the load to stop and release everything; a second
+ * one (a wedged device or file system can hold the drain) ends the process
+ * the default way. */
 static void on_sigint(int sig)
 {
-    (void)sig;
+    if (g_cancel) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
     g_cancel = 1;
 }
 
@@ -27,9 +34,9 @@ static void help(void)
            "before and after, beside the estimate's weights figure.\n\n"
            "  --device D       host (plain memory, default), null (read through the ring and discard:\n"
            "                   how fast can this storage feed a GPU?), cuda:N (CUDA driver, dlopen'ed)\n"
-           "  --staging-mb N   the whole ring in MiB (default 64)\n"
+           "  --staging-mb N   the whole ring in MiB (default max(64, 8 x buffers))\n"
            "  --buffers N      ring slots (default max(4, 2 x threads))\n"
-           "  --threads N      reader threads (default: CPUs, at most 8)\n"
+           "  --threads N      reader threads (default: CPUs, at most 16)\n"
            "  --direct         O_DIRECT reads (bypass the page cache; buffered where refused)\n"
            "  --verify         read the device copy back and compare checksums with the file's\n"
            "  --device-map M   auto (fill GPUs in order by free memory, then host) or a JSON file\n"

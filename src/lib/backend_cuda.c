@@ -8,7 +8,11 @@
  * exports are the legacy ABI (32-bit CUdeviceptr); see
  * shared/reference/prior-art/peers-loading.md §5. The primary context is
  * retained, as the runtime API does, so we share it with anything else in
- * the process. */
+ * the process; every call pushes it on the calling thread's context stack
+ * and pops it after, so whatever context the caller had current stays
+ * current (we are a library: the thread is not ours). The driver, once
+ * loaded, is never unloaded: cuInit starts driver threads and unloading
+ * libcuda under them crashes (CUDA.jl issue #1848). */
 #include "backend.h"
 
 #include <dlfcn.h>
@@ -27,6 +31,7 @@ typedef struct CUevent_st *CUevent;
 #define CUDA_ERROR_NO_DEVICE 100
 #define CUDA_ERROR_NOT_READY 600
 #define CU_STREAM_NON_BLOCKING 0x1
+#define CU_EVENT_BLOCKING_SYNC 0x1
 #define CU_EVENT_DISABLE_TIMING 0x2
 #define CU_MEMHOSTALLOC_PORTABLE 0x1
 
@@ -44,6 +49,8 @@ typedef struct cuda_api {
     CUresult (*cuCtxCreate)(CUcontext *, unsigned, CUdevice);
     CUresult (*cuCtxDestroy)(CUcontext);
     CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuCtxPushCurrent)(CUcontext);
+    CUresult (*cuCtxPopCurrent)(CUcontext *);
     CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
     CUresult (*cuMemFree)(CUdeviceptr);
     CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
@@ -82,6 +89,8 @@ static const cuda_sym cuda_syms[] = {
     SYM(cuCtxCreate, false, "cuCtxCreate_v2"),
     SYM(cuCtxDestroy, false, "cuCtxDestroy_v2", "cuCtxDestroy"),
     SYM(cuCtxSetCurrent, true, "cuCtxSetCurrent"),
+    SYM(cuCtxPushCurrent, false, "cuCtxPushCurrent_v2"),
+    SYM(cuCtxPopCurrent, false, "cuCtxPopCurrent_v2"),
     SYM(cuMemAlloc, true, "cuMemAlloc_v2"),
     SYM(cuMemFree, true, "cuMemFree_v2"),
     SYM(cuMemHostAlloc, true, "cuMemHostAlloc"),
@@ -110,7 +119,8 @@ static vf_status api_load(cuda_api *a, const char *label, vf_error *err)
 {
     memset(a, 0, sizeof *a);
     const char *path = cuda_path();
-    a->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* RTLD_NODELETE: our dlclose only drops the reference (see the top). */
+    a->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!a->lib) {
         const char *e = dlerror();
         return vf__err(err, VF_EDEVICE, label, "cannot load the CUDA driver: %s", e ? e : path);
@@ -162,22 +172,36 @@ typedef struct {
 
 #define CU(b) (&((cuda_backend *)(b))->api)
 
-static CUresult cur(vf__backend *b)
+/* Makes our context current for one call and restores the caller's after
+ * (leave() must follow every successful enter()). Drivers without the
+ * push/pop pair (none since CUDA 4) get cuCtxSetCurrent. */
+static CUresult enter(vf__backend *b)
 {
     cuda_backend *c = (cuda_backend *)b;
+    if (c->api.cuCtxPushCurrent && c->api.cuCtxPopCurrent)
+        return c->api.cuCtxPushCurrent(c->ctx);
     return c->api.cuCtxSetCurrent(c->ctx);
+}
+
+static void leave(vf__backend *b)
+{
+    cuda_backend *c = (cuda_backend *)b;
+    CUcontext popped = NULL;
+    if (c->api.cuCtxPushCurrent && c->api.cuCtxPopCurrent)
+        c->api.cuCtxPopCurrent(&popped);
 }
 
 static void cuda_close(vf__backend *b)
 {
     cuda_backend *c = (cuda_backend *)b;
     if (c->ctx) {
-        c->api.cuCtxSetCurrent(c->ctx);
-        if (c->stream) {
+        if (c->stream && enter(b) == CUDA_SUCCESS) {
             c->api.cuStreamSynchronize(c->stream);
             c->api.cuStreamDestroy(c->stream);
+            leave(b);
         }
-        c->api.cuCtxSetCurrent(NULL);
+        if (!c->api.cuCtxPopCurrent)
+            c->api.cuCtxSetCurrent(NULL); /* set without push: leave nothing dangling */
         if (c->primary)
             c->api.cuDevicePrimaryCtxRelease(c->dev);
         else
@@ -191,9 +215,11 @@ static void cuda_close(vf__backend *b)
 static vf_status cuda_alloc(vf__backend *b, uint64_t bytes, uint64_t *addr, vf_error *err)
 {
     CUdeviceptr p = 0;
-    CUresult r = cur(b);
-    if (r == CUDA_SUCCESS)
+    CUresult r = enter(b);
+    if (r == CUDA_SUCCESS) {
         r = CU(b)->cuMemAlloc(&p, (size_t)(bytes ? bytes : 1));
+        leave(b);
+    }
     if (r != CUDA_SUCCESS) {
         cu_err(CU(b), b->name, r, "cuMemAlloc_v2", err);
         size_t n = strlen(err ? err->msg : "");
@@ -208,18 +234,22 @@ static vf_status cuda_alloc(vf__backend *b, uint64_t bytes, uint64_t *addr, vf_e
 static void cuda_free(vf__backend *b, uint64_t addr, uint64_t bytes)
 {
     (void)bytes;
-    cur(b);
+    if (enter(b) != CUDA_SUCCESS)
+        return;
     CU(b)->cuMemFree((CUdeviceptr)addr);
+    leave(b);
 }
 
 static vf_status cuda_halloc(vf__backend *b, size_t bytes, void **p, vf_error *err)
 {
-    CUresult r = cur(b);
+    CUresult r = enter(b);
     /* Portable: pinned for every context, as the ring feeds several GPUs under
      * a device map. Not write-combined: that halves the speed on some hosts
      * (peers-loading.md §5.2) and gains nothing for DMA reads. */
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         r = CU(b)->cuMemHostAlloc(p, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE);
+        leave(b);
+    }
     if (r != CUDA_SUCCESS) {
         *p = NULL;
         return cu_err(CU(b), b->name, r, "cuMemHostAlloc", err);
@@ -230,18 +260,23 @@ static vf_status cuda_halloc(vf__backend *b, size_t bytes, void **p, vf_error *e
 static void cuda_hfree(vf__backend *b, void *p, size_t bytes)
 {
     (void)bytes;
-    if (!p)
+    if (!p || enter(b) != CUDA_SUCCESS)
         return;
-    cur(b);
     CU(b)->cuMemFreeHost(p);
+    leave(b);
 }
 
 static vf_status cuda_event_create(vf__backend *b, void **ev, vf_error *err)
 {
     CUevent e = NULL;
-    CUresult r = cur(b);
-    if (r == CUDA_SUCCESS)
-        r = CU(b)->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
+    CUresult r = enter(b);
+    if (r == CUDA_SUCCESS) {
+        /* Blocking: a waiting coordinator sleeps instead of spinning (the primary
+         * context's default scheduling spins) and leaves its core to the readers;
+         * the ring keeps enough copies queued that the wake-up costs no bandwidth. */
+        r = CU(b)->cuEventCreate(&e, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+        leave(b);
+    }
     if (r != CUDA_SUCCESS)
         return cu_err(CU(b), b->name, r, "cuEventCreate", err);
     *ev = e;
@@ -250,33 +285,39 @@ static vf_status cuda_event_create(vf__backend *b, void **ev, vf_error *err)
 
 static void cuda_event_destroy(vf__backend *b, void *ev)
 {
-    if (!ev)
+    if (!ev || enter(b) != CUDA_SUCCESS)
         return;
-    cur(b);
     CU(b)->cuEventDestroy((CUevent)ev);
+    leave(b);
 }
 
 static vf_status cuda_copy(vf__backend *b, uint64_t dst, const void *src, size_t n, vf_error *err)
 {
-    CUresult r = cur(b);
-    if (r == CUDA_SUCCESS)
+    CUresult r = enter(b);
+    if (r == CUDA_SUCCESS) {
         r = CU(b)->cuMemcpyHtoDAsync((CUdeviceptr)dst, src, n, ((cuda_backend *)b)->stream);
+        leave(b);
+    }
     return r == CUDA_SUCCESS ? VF_OK : cu_err(CU(b), b->name, r, "cuMemcpyHtoDAsync_v2", err);
 }
 
 static vf_status cuda_event_record(vf__backend *b, void *ev, vf_error *err)
 {
-    CUresult r = cur(b);
-    if (r == CUDA_SUCCESS)
+    CUresult r = enter(b);
+    if (r == CUDA_SUCCESS) {
         r = CU(b)->cuEventRecord((CUevent)ev, ((cuda_backend *)b)->stream);
+        leave(b);
+    }
     return r == CUDA_SUCCESS ? VF_OK : cu_err(CU(b), b->name, r, "cuEventRecord", err);
 }
 
 static vf_status cuda_event_query(vf__backend *b, void *ev, bool *done, vf_error *err)
 {
-    CUresult r = cur(b);
-    if (r == CUDA_SUCCESS)
+    CUresult r = enter(b);
+    if (r == CUDA_SUCCESS) {
         r = CU(b)->cuEventQuery((CUevent)ev);
+        leave(b);
+    }
     *done = r == CUDA_SUCCESS;
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
         return VF_OK;
@@ -285,29 +326,37 @@ static vf_status cuda_event_query(vf__backend *b, void *ev, bool *done, vf_error
 
 static vf_status cuda_event_sync(vf__backend *b, void *ev, vf_error *err)
 {
-    CUresult r = cur(b);
-    if (r == CUDA_SUCCESS)
+    CUresult r = enter(b);
+    if (r == CUDA_SUCCESS) {
         r = CU(b)->cuEventSynchronize((CUevent)ev);
+        leave(b);
+    }
     return r == CUDA_SUCCESS ? VF_OK : cu_err(CU(b), b->name, r, "cuEventSynchronize", err);
 }
 
 static vf_status cuda_d2h(vf__backend *b, void *dst, uint64_t src, size_t n, vf_error *err)
 {
-    CUresult r = cur(b);
-    if (r == CUDA_SUCCESS)
-        r = CU(b)->cuStreamSynchronize(((cuda_backend *)b)->stream);
+    CUresult r = enter(b);
     if (r != CUDA_SUCCESS)
-        return cu_err(CU(b), b->name, r, "cuStreamSynchronize", err);
-    r = CU(b)->cuMemcpyDtoH(dst, (CUdeviceptr)src, n);
-    return r == CUDA_SUCCESS ? VF_OK : cu_err(CU(b), b->name, r, "cuMemcpyDtoH_v2", err);
+        return cu_err(CU(b), b->name, r, "cuCtxPushCurrent_v2", err);
+    const char *call = "cuStreamSynchronize";
+    r = CU(b)->cuStreamSynchronize(((cuda_backend *)b)->stream);
+    if (r == CUDA_SUCCESS) {
+        call = "cuMemcpyDtoH_v2";
+        r = CU(b)->cuMemcpyDtoH(dst, (CUdeviceptr)src, n);
+    }
+    leave(b);
+    return r == CUDA_SUCCESS ? VF_OK : cu_err(CU(b), b->name, r, call, err);
 }
 
 static vf_status cuda_mem_info(vf__backend *b, uint64_t *free_b, uint64_t *total_b, vf_error *err)
 {
     size_t f = 0, t = 0;
-    CUresult r = cur(b);
-    if (r == CUDA_SUCCESS)
+    CUresult r = enter(b);
+    if (r == CUDA_SUCCESS) {
         r = CU(b)->cuMemGetInfo(&f, &t);
+        leave(b);
+    }
     *free_b = f;
     *total_b = t;
     return r == CUDA_SUCCESS ? VF_OK : cu_err(CU(b), b->name, r, "cuMemGetInfo_v2", err);
@@ -315,8 +364,10 @@ static vf_status cuda_mem_info(vf__backend *b, uint64_t *free_b, uint64_t *total
 
 static void cuda_sync(vf__backend *b)
 {
-    if (cur(b) == CUDA_SUCCESS)
-        CU(b)->cuStreamSynchronize(((cuda_backend *)b)->stream);
+    if (enter(b) != CUDA_SUCCESS)
+        return;
+    CU(b)->cuStreamSynchronize(((cuda_backend *)b)->stream);
+    leave(b);
 }
 
 static const vf__backend_ops cuda_ops = {
@@ -393,12 +444,18 @@ vf_status vf__backend_cuda_open(int ordinal, vf__backend **out, vf_error *err)
         st = cu_err(a, label, r, "cuCtxCreate_v2", err);
         goto fail;
     }
-    if ((r = a->cuCtxSetCurrent(c->ctx)) != CUDA_SUCCESS) {
-        st = cu_err(a, label, r, "cuCtxSetCurrent", err);
+    else if (a->cuCtxPopCurrent) {
+        CUcontext created = NULL; /* cuCtxCreate pushed it on this thread: take it off again */
+        a->cuCtxPopCurrent(&created);
+    }
+    if ((r = enter(&c->base)) != CUDA_SUCCESS) {
+        st = cu_err(a, label, r, a->cuCtxPushCurrent ? "cuCtxPushCurrent_v2" : "cuCtxSetCurrent", err);
         goto fail;
     }
     /* Non-blocking: our copies must not serialise with the legacy default stream. */
-    if ((r = a->cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
+    r = a->cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING);
+    leave(&c->base);
+    if (r != CUDA_SUCCESS) {
         c->stream = NULL;
         st = cu_err(a, label, r, "cuStreamCreate", err);
         goto fail;

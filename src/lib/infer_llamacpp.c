@@ -142,6 +142,10 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
         vf__kv_layer_elems(hp, il, true, &k, &v);
         uint64_t cells = (vf__layer_is_swa(hp, il) ? swa_cells : n_ctx_seq) * n_stream;
         uint64_t b = vf__sadd(vf__smul(cells, vf__dt_bytes(kt, k)), vf__smul(cells, vf__dt_bytes(vt, v)));
+        /* recurrent layers (llama-memory-recurrent.cpp): one f32 r and s
+         * state per sequence, on the layer's device */
+        if (hp->recurrent_state_bytes && (!hp->layer_no_kv || hp->layer_no_kv[il]))
+            b = vf__sadd(b, vf__smul(hp->recurrent_state_bytes, n_seq));
         int dev = layer_device(il, nl, ngl, n_dev, cum);
         if (dev < 0)
             host_kv += b;
@@ -149,8 +153,6 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
             dev_kv[dev] += b;
         kv_total = vf__sadd(kv_total, b);
     }
-    uint64_t rec = vf__smul(vf__recurrent_bytes(hp), n_seq);
-    kv_total = vf__sadd(kv_total, rec);
 
     /* Compute buffer: ggml-alloc's peak over the worst-case graph
      * (n_ubatch tokens, every position an output, the whole cache visible).

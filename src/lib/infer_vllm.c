@@ -154,6 +154,8 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         uint64_t nb = swa ? (swa_tok + VLLM_BLOCK - 1) / VLLM_BLOCK + 1 : (mml + VLLM_BLOCK - 1) / VLLM_BLOCK;
         need = vf__sadd(need, vf__smul(nb, lp));
     }
+    /* MambaSpec: a request's recurrent state, whatever its length */
+    need = vf__sadd(need, vf__recurrent_bytes(hp) / tp);
     uint64_t pool = 0;
     e->starts = true;
     if (requested <= non_kv) {

@@ -25,8 +25,18 @@
 
 ssize_t (*vf__load_pread)(int fd, void *buf, size_t n, off_t off) = pread;
 
+/* Default ring: at least 64 MiB, and 8 MiB per slot when there are many
+ * readers: a copy of 8 MiB keeps the per-copy cost (~10 us of launch and DMA
+ * setup) near 1% at 50 GB/s, and 2 slots per reader keep a reader's share
+ * of the ring queued on the GPU while it reads the next chunk. */
 #define DEFAULT_STAGING ((uint64_t)64 << 20)
+#define DEFAULT_SLOT ((uint64_t)8 << 20)
+#define DEFAULT_MAX_THREADS 16
 #define MIN_SLOT ((uint64_t)64 << 10)
+/* The plan holds one 40-byte record per chunk: sizes come from files (a sparse
+ * file can claim petabytes), so their number is capped (320 MiB of plan; 64 TiB
+ * in 8 MiB slots) before anything that large is allocated. */
+#define MAX_CHUNKS ((size_t)1 << 23)
 #define DIRECT_ALIGN 4096u /* O_DIRECT: offset, length and buffer aligned to the logical block */
 
 typedef struct chunk {
@@ -62,6 +72,7 @@ struct vf_loader {
     size_t n_devs;
     vf__backend *devs[VF_LOAD_MAX_DEVICES];
     vf_load_device info[VF_LOAD_MAX_DEVICES];
+    bool by_nvml[VF_LOAD_MAX_DEVICES]; /* the device's figures all come from NVML */
     uint32_t *tensor_part;
     uint64_t *tensor_dst;
     size_t n_tensors_placed;
@@ -116,6 +127,21 @@ static int dev_index(vf_loader *l, const char *name) /* -1 if not open */
     return -1;
 }
 
+/* NVML's used bytes of the device with this UUID now. */
+static bool nvml_used(const char *uuid, uint64_t *used)
+{
+    vf_local_gpu g[VF_LOAD_MAX_DEVICES];
+    size_t n = 0;
+    if (!uuid[0] || vf_local_gpus(g, VF_LOAD_MAX_DEVICES, &n, NULL) != VF_OK)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(g[i].uuid, uuid) == 0 && g[i].total_bytes > 0) { /* 0: NVML refused the memory query */
+            *used = g[i].used_bytes;
+            return true;
+        }
+    return false;
+}
+
 static vf_status open_device(vf_loader *l, const char *name, vf_local_gpu *gpus, size_t n_gpus, vf_error *err)
 {
     if (dev_index(l, name) >= 0)
@@ -136,10 +162,18 @@ static vf_status open_device(vf_loader *l, const char *name, vf_local_gpu *gpus,
     if (b->ops->mem_info(b, &fr, &tot, NULL) == VF_OK) {
         d->used_ready_bytes = tot - fr;
         d->used_before_bytes = d->used_ready_bytes;
-        /* NVML saw the device before our context existed: the difference is the context's cost. */
+        /* NVML saw the device before our context existed: the difference is the
+         * context's cost. NVML again now, not cuMemGetInfo: the two disagree by
+         * the driver's reserved memory (NVML's v1 "used" and total include it,
+         * cuMemGetInfo's do not: ~0.5 GiB on an H100), which would swallow the
+         * context's cost. */
+        uint64_t ready = 0;
         for (size_t g = 0; g < n_gpus; g++)
-            if (b->uuid[0] && strcmp(gpus[g].uuid, b->uuid) == 0) {
+            if (b->uuid[0] && strcmp(gpus[g].uuid, b->uuid) == 0 && gpus[g].total_bytes > 0 &&
+                nvml_used(b->uuid, &ready)) {
                 d->used_before_bytes = gpus[g].used_bytes;
+                d->used_ready_bytes = ready;
+                l->by_nvml[i] = true;
                 snprintf(d->mem_source, sizeof d->mem_source, "nvml");
             }
     }
@@ -181,6 +215,10 @@ static vf_status add_chunks(vf_loader *l, size_t *cap, uint32_t file, uint32_t p
 {
     while (len > 0) {
         uint64_t n = len < l->slot_bytes ? len : l->slot_bytes;
+        if (l->n_chunks == MAX_CHUNKS)
+            return vf__err(err, VF_EUNSUPPORTED, vf_model_source(l->m),
+                           "too large to stage in %llu-byte buffers (more than %zu chunks): raise --staging-mb",
+                           (unsigned long long)l->slot_bytes, MAX_CHUNKS);
         if (l->n_chunks == *cap) {
             size_t nc = *cap ? *cap * 2 : 64;
             chunk *c = realloc(l->chunks, nc * sizeof *c);
@@ -208,10 +246,11 @@ static vf_status plan_per_file(vf_loader *l, vf_error *err)
     for (size_t f = 0; f < nf; f++) {
         const vf_file_info *fi = vf_model_file(m, f);
         l->parts[f] = (part){0, fi->data_bytes, 0, false};
+        if (vf__add_overflow(l->total_bytes, fi->data_bytes, &l->total_bytes))
+            return vf__err(err, VF_EFORMAT, vf_model_source(m), "the files' data add up past 2^64 bytes");
         vf_status st = add_chunks(l, &cap, (uint32_t)f, (uint32_t)f, fi->data_offset, fi->data_bytes, 0, err);
         if (st != VF_OK)
             return st;
-        l->total_bytes += fi->data_bytes;
     }
     l->n_parts = nf;
     for (size_t i = 0; i < vf_model_tensor_count(m); i++) {
@@ -266,7 +305,17 @@ static vf_status plan_mapped(vf_loader *l, const vf__placement *p, vf_error *err
             if (p->tensor_dev[i] != d)
                 continue;
             const vf_tensor *t = vf_model_tensor(m, i);
-            dst = (dst + VF_LOAD_TENSOR_ALIGN - 1) / VF_LOAD_TENSOR_ALIGN * VF_LOAD_TENSOR_ALIGN;
+            /* Sizes come from the files (sparse ones can claim exabytes): a wrapped
+             * offset would put tensors inside a too-small allocation. */
+            uint64_t aligned, end;
+            if (vf__add_overflow(dst, VF_LOAD_TENSOR_ALIGN - 1, &aligned) ||
+                vf__add_overflow(aligned / VF_LOAD_TENSOR_ALIGN * VF_LOAD_TENSOR_ALIGN, t->n_bytes, &end) ||
+                vf__add_overflow(l->total_bytes, t->n_bytes, &l->total_bytes)) {
+                st = vf__err(err, VF_EFORMAT, vf_model_source(m), "the tensors for %s add up past 2^64 bytes",
+                             p->devices[d]);
+                break;
+            }
+            dst = aligned / VF_LOAD_TENSOR_ALIGN * VF_LOAD_TENSOR_ALIGN;
             l->tensor_part[i] = (uint32_t)d;
             l->tensor_dst[i] = dst;
             if (run_len && run_file == t->file && run_off + run_len == t->offset && run_dst + run_len == dst) {
@@ -276,8 +325,7 @@ static vf_status plan_mapped(vf_loader *l, const vf__placement *p, vf_error *err
                     st = add_chunks(l, &cap, run_file, (uint32_t)d, run_off, run_len, run_dst, err);
                 run_file = t->file, run_off = t->offset, run_len = t->n_bytes, run_dst = dst;
             }
-            dst += t->n_bytes;
-            l->total_bytes += t->n_bytes;
+            dst = end;
         }
         if (run_len && st == VF_OK)
             st = add_chunks(l, &cap, run_file, (uint32_t)d, run_off, run_len, run_dst, err);
@@ -302,9 +350,9 @@ vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loader **o
         if (t->file == VF_NO_FILE)
             return vf__err(err, VF_EUNSUPPORTED, src, "no tensor data to load (the model comes from a config)");
         const vf_file_info *fi = vf_model_file(m, t->file);
-        uint64_t end;
+        uint64_t end, data_end;
         if (!fi || t->offset < fi->data_offset || vf__add_overflow(t->offset, t->n_bytes, &end) ||
-            end > fi->data_offset + fi->data_bytes)
+            vf__add_overflow(fi->data_offset, fi->data_bytes, &data_end) || end > data_end)
             return vf__err(err, VF_EFORMAT, fi ? fi->path : src, "tensor '%s' lies outside the data section", t->name);
     }
     vf_loader *l = calloc(1, sizeof *l);
@@ -329,7 +377,9 @@ vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loader **o
     }
     /* Ring geometry. */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    l->threads = o->threads ? o->threads : (uint32_t)(cpus < 1 ? 1 : cpus > 8 ? 8 : cpus);
+    /* One reader copies ~5-10 GB/s out of the page cache; a Gen5 x16 link takes ~55 GB/s. */
+    l->threads = o->threads ? o->threads
+                            : (uint32_t)(cpus < 1 ? 1 : cpus > DEFAULT_MAX_THREADS ? DEFAULT_MAX_THREADS : cpus);
     if (l->threads > 64)
         l->threads = 64;
     l->n_slots = o->buffers ? o->buffers : (l->threads * 2 > 4 ? l->threads * 2 : 4);
@@ -337,7 +387,10 @@ vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loader **o
         st = vf__err(err, VF_EINVAL, "staging", "%u buffers: between 2 and 1024", l->n_slots);
         goto fail;
     }
-    uint64_t staging = o->staging_bytes ? o->staging_bytes : DEFAULT_STAGING;
+    uint64_t staging = o->staging_bytes;
+    if (!staging)
+        staging = (uint64_t)l->n_slots * DEFAULT_SLOT > DEFAULT_STAGING ? (uint64_t)l->n_slots * DEFAULT_SLOT
+                                                                        : DEFAULT_STAGING;
     l->slot_bytes = staging / l->n_slots / MIN_SLOT * MIN_SLOT;
     if (l->slot_bytes < MIN_SLOT || l->slot_bytes > ((uint64_t)1 << 32)) {
         st = vf__err(err, VF_EINVAL, "staging", "%llu bytes for %u buffers: each must be 64 KiB to 4 GiB",
@@ -371,12 +424,16 @@ vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loader **o
         l->info[l->parts[l->tensor_part[i]].dev].bytes += vf_model_tensor(m, i)->n_bytes;
     }
     l->n_tensors_placed = nt;
-    for (size_t c = 0; c < l->n_chunks; c++)
-        if (!l->devs[l->parts[l->chunks[c].part].dev]->ops->host_addressable) {
+    /* The ring is pinned by a device that keeps data (a GPU), not by "null"
+     * (plain memory), whose buffers a GPU would copy from as pageable memory. */
+    for (size_t c = 0; c < l->n_chunks; c++) {
+        vf__backend *b = l->devs[l->parts[l->chunks[c].part].dev];
+        if (!b->ops->host_addressable) {
             l->need_ring = true;
-            if (!l->ring_owner)
-                l->ring_owner = l->devs[l->parts[l->chunks[c].part].dev];
+            if (!l->ring_owner || (!l->ring_owner->ops->keeps_data && b->ops->keeps_data))
+                l->ring_owner = b;
         }
+    }
     /* A small model needs no more slots than it has chunks to stage. */
     size_t ring_chunks = 0;
     for (size_t c = 0; c < l->n_chunks; c++)
@@ -397,7 +454,8 @@ vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loader **o
             st = vf__err(err, VF_EIO, fi->path, "%s", strerror(errno));
             goto fail;
         }
-        if ((uint64_t)sb.st_size < fi->data_offset + fi->data_bytes) {
+        /* A difference, not data_offset + data_bytes: that sum comes from the file and may wrap. */
+        if (sb.st_size < 0 || (uint64_t)sb.st_size < fi->data_offset || (uint64_t)sb.st_size - fi->data_offset < fi->data_bytes) {
             st = vf__err(err, VF_EFORMAT, fi->path, "file is truncated: %llu bytes, the header needs %llu",
                          (unsigned long long)sb.st_size, (unsigned long long)(fi->data_offset + fi->data_bytes));
             goto fail;
@@ -465,7 +523,8 @@ static vf_status read_chunk(vf_loader *l, const chunk *c, unsigned char *buf, bo
     return VF_OK;
 }
 
-static bool cancelled(const vf_loader *l) { return l->o.cancel && *l->o.cancel; }
+/* The flag is set by a signal handler or another thread: read it atomically. */
+static bool cancelled(const vf_loader *l) { return l->o.cancel && __atomic_load_n(l->o.cancel, __ATOMIC_RELAXED); }
 
 static void *reader_main(void *arg)
 {
@@ -844,6 +903,9 @@ vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err)
         uint64_t fr = 0, tot = 0;
         if (b->ops->mem_info(b, &fr, &tot, NULL) == VF_OK) {
             d->used_after_bytes = tot - fr;
+            uint64_t after = 0;
+            if (l->by_nvml[i] && nvml_used(b->uuid, &after))
+                d->used_after_bytes = after; /* the same counter as before and ready */
             if (d->used_after_bytes > d->used_ready_bytes)
                 res->device_bytes_used += d->used_after_bytes - d->used_ready_bytes;
             if (d->used_ready_bytes > d->used_before_bytes)

@@ -4,7 +4,11 @@
  * few types are NVML's ABI (nvmlReturn_t is int, nvmlDevice_t opaque, the v1
  * memory struct is {total, free, used} as unsigned long long). Versioned
  * symbols first, as nvtop does (peers-loading.md §5.3). No library or no
- * device is a normal answer: zero devices and the reason. */
+ * device is a normal answer: zero devices and the reason. One device that
+ * answers with an error does not hide the others: a container sees every
+ * GPU in the count but gets NVML_ERROR_NO_PERMISSION for a handle to one
+ * outside its cgroup (skipped), and a MIG-enabled or lost GPU may refuse the
+ * memory query (listed with its memory figures 0). */
 #include "internal.h"
 
 #include <dlfcn.h>
@@ -99,8 +103,8 @@ vf_status vf_local_gpus(vf_local_gpu *out, size_t cap, size_t *count, vf_error *
         memset(&g, 0, sizeof g);
         g.index = i;
         if ((r = a.handle(i, &d)) != NVML_SUCCESS) {
-            st = vf__err(err, VF_EDEVICE, "nvml", "device %u: %s", i, nvml_msg(&a, r));
-            goto shut;
+            vf__err(err, VF_OK, "nvml", "device %u skipped: %s", i, nvml_msg(&a, r));
+            continue;
         }
         if (a.name && a.name(d, g.name, sizeof g.name) != NVML_SUCCESS)
             g.name[0] = '\0';
@@ -110,9 +114,8 @@ vf_status vf_local_gpus(vf_local_gpu *out, size_t cap, size_t *count, vf_error *
         g.uuid[sizeof g.uuid - 1] = '\0';
         nvml_memory_v1 mem = {0, 0, 0};
         if ((r = a.memory(d, &mem)) != NVML_SUCCESS) {
-            st = vf__err(err, VF_EDEVICE, "nvml", "device %u: nvmlDeviceGetMemoryInfo failed: %s", i,
-                         nvml_msg(&a, r));
-            goto shut;
+            vf__err(err, VF_OK, "nvml", "device %u: nvmlDeviceGetMemoryInfo failed: %s", i, nvml_msg(&a, r));
+            mem = (nvml_memory_v1){0, 0, 0};
         }
         g.total_bytes = mem.total;
         g.free_bytes = mem.free;

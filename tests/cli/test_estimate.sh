@@ -38,7 +38,7 @@ check_json "transformers adds the CUDA context" 0 '.components.overhead > 100000
 check_err "unknown runtime" 2 "runtime" "$VF" estimate "$TMP/1b.safetensors" --runtime tgi
 check_err "unknown weights" 2 "weights" "$VF" estimate "$TMP/1b.safetensors" --weights q17
 check_err "bad gpu-util" 2 "gpu-util" "$VF" estimate "$TMP/1b.safetensors" --gpu-util 1.5
-check_err "bad gpu" 2 "no such gpu" env ASAN_OPTIONS=detect_leaks=0 "$VF" estimate "$TMP/1b.safetensors" --gpu lots
+check_err "bad gpu" 2 "no such gpu" "$VF" estimate "$TMP/1b.safetensors" --gpu lots
 check_err "bad context" 2 "context" "$VF" estimate "$TMP/1b.safetensors" --context -5
 check_err "bad logits" 2 "logits" "$VF" estimate "$TMP/1b.safetensors" --logits some
 check_err "bad flash-attn" 2 "flash-attn" "$VF" estimate "$TMP/1b.safetensors" --flash-attn maybe
@@ -63,9 +63,7 @@ fi
 # vLLM on a catalog model and GPU: the pool, in tokens, whole 16-token blocks
 # of Llama-3.1-8B's 32 layers x 2 x 8 x 128 x 2 B = 2 MiB
 L="$REF/models/meta-llama__Meta-Llama-3.1-8B.json"
-# (leak checks off for this one: the GPU catalog's cache in gpu.c is reported
-# as leaked under LeakSanitizer; not this command's memory)
-check_json "vllm pool by gpu name" 0 '.starts and .kv_cache_tokens > 400000 and .kv_cache_tokens % 16 == 0 and .components.kv_cache == .kv_cache_tokens / 16 * 2097152 and .max_concurrency > 20' env ASAN_OPTIONS=detect_leaks=0 "$VF" estimate "$L" --runtime vllm --gpu H100 --max-model-len 16000 --json
+check_json "vllm pool by gpu name" 0 '.starts and .kv_cache_tokens > 400000 and .kv_cache_tokens % 16 == 0 and .components.kv_cache == .kv_cache_tokens / 16 * 2097152 and .max_concurrency > 20' "$VF" estimate "$L" --runtime vllm --gpu H100 --max-model-len 16000 --json
 check_json "vllm pool by size" 0 '.starts and .assumptions.kv_bytes_per_token == 131072' "$VF" estimate "$L" --runtime vllm --gpu 80GB --max-model-len 16000 --json
 check_json "vllm fp8 cache doubles the tokens" 0 '.assumptions.kv_bytes_per_token == 65536' "$VF" estimate "$L" --runtime vllm --gpu 80GB --max-model-len 16000 --kv fp8 --json
 check_json "vllm does not start at 128k on 24 GB" 0 '(.starts | not) and (.reason | test("max_model_len 131072"))' "$VF" estimate "$L" --runtime vllm --gpu 24GB --json

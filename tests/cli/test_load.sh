@@ -68,6 +68,18 @@ rc=$?
 if [ $rc -eq 4 ] && grep -q '^vramfit: .*interrupted' "$TMP/err"; then ok "sigint"; else fail "sigint" "exit $rc: $(cat "$TMP/err")"; fi
 clean "sigint"
 unset FAKE_CUDA_REPORT
+# A second interrupt while the drain waits on slow copies (5 s each) ends the process at once.
+FAKE_CUDA_DELAY_US=5000000 "$VF" load "$M" --device cuda:0 --staging-mb 1 >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+sleep 0.5
+kill -INT $pid
+sleep 0.3
+kill -INT $pid
+t0=$(date +%s)
+wait $pid
+rc=$?
+t1=$(date +%s)
+if [ $rc -eq 130 ] && [ $((t1 - t0)) -le 2 ]; then ok "second sigint"; else fail "second sigint" "exit $rc after $((t1 - t0)) s"; fi
 
 check_err "no driver" 5 "cannot load the CUDA driver" env VF_CUDA_LIBRARY=/nonexistent/libcuda.so.1 "$VF" load "$M" --device cuda:0
 check_err "no such gpu" 5 "no such device" "$VF" load "$M" --device cuda:7

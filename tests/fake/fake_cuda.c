@@ -7,7 +7,14 @@
  * what a real GPU would punish silently: a pinned buffer rewritten or freed
  * while a copy from it is in flight (hash at enqueue vs at copy time), copies
  * outside an allocation, frees under pending copies. It counts outstanding
- * allocations, pinned buffers, streams, events and contexts.
+ * allocations, pinned buffers, streams, events and contexts. As strict as the
+ * driver where the driver refuses: each thread has its own context stack
+ * (cuCtxSetCurrent / cuCtxPushCurrent_v2 / cuCtxPopCurrent_v2) and calls that
+ * need a current context fail without one; streams and events belong to the
+ * context current at their creation and are refused in another; unknown flag
+ * bits are CUDA_ERROR_INVALID_VALUE; nothing but the error and version calls
+ * works before cuInit(0). Built without -z nodelete: a library that dlcloses
+ * the driver really unloads it (tests check that the loader never does).
  *
  * Environment (read at load and by fake_cuda_reset):
  *   FAKE_CUDA_DEVICES=n (1)        FAKE_CUDA_TOTAL_MB=m (81920)
@@ -61,6 +68,8 @@ typedef struct CUctx_st {
 } ctx_t;
 
 typedef struct CUevent_st {
+    ctx_t *ctx;
+    unsigned flags;
     int state; /* 0 idle/complete, 1 pending */
     int err;
     struct CUevent_st *next_all;
@@ -79,6 +88,7 @@ typedef struct op {
 } op_t;
 
 typedef struct CUstream_st {
+    ctx_t *ctx;
     pthread_t th;
     pthread_cond_t cv;
     op_t *head, *tail;
@@ -89,14 +99,19 @@ typedef struct CUstream_st {
 typedef struct region {
     uintptr_t p;
     size_t n;
-    int dev;
+    int dev;      /* device memory: its device; pinned: the allocating context's */
+    int portable; /* pinned for every context (CU_MEMHOSTALLOC_PORTABLE) */
     long inflight;
     struct region *next;
 } region_t;
 
 static pthread_mutex_t G = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
-static __thread ctx_t *cur_ctx;
+/* The calling thread's context stack; its top is the current context. */
+#define CTX_STACK 16
+static __thread ctx_t *ctx_stack[CTX_STACK];
+static __thread int ctx_depth;
+#define cur_ctx (ctx_depth ? ctx_stack[ctx_depth - 1] : NULL)
 static ctx_t primary[MAX_DEV];
 static region_t *dev_regions, *host_regions;
 static fake_cuda_stats st;
@@ -345,6 +360,10 @@ EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
 
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 {
+    if (!initialised)
+        return E_NOT_INIT;
+    if (!name || len <= 0)
+        return E_INVALID_VALUE;
     if (d < 0 || d >= cfg.devices)
         return E_INVALID_DEVICE;
     snprintf(name, (size_t)len, "Fake GPU %d", d);
@@ -353,6 +372,8 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 
 EXPORT CUresult cuDeviceGetUuid_v2(unsigned char *u, CUdevice d)
 {
+    if (!initialised)
+        return E_NOT_INIT;
     if (d < 0 || d >= cfg.devices)
         return E_INVALID_DEVICE;
     for (int i = 0; i < 16; i++)
@@ -387,9 +408,54 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
     return OK;
 }
 
+/* Replaces the top of the stack (pushes onto an empty one; NULL pops), as the driver does. */
 EXPORT CUresult cuCtxSetCurrent(ctx_t *c)
 {
-    cur_ctx = c;
+    if (!initialised)
+        return E_NOT_INIT;
+    if (c && c->refs <= 0)
+        return E_INVALID_CONTEXT;
+    if (!c) {
+        if (ctx_depth)
+            ctx_depth--;
+        return OK;
+    }
+    if (ctx_depth)
+        ctx_stack[ctx_depth - 1] = c;
+    else
+        ctx_stack[ctx_depth++] = c;
+    return OK;
+}
+
+EXPORT CUresult cuCtxPushCurrent_v2(ctx_t *c)
+{
+    if (!initialised)
+        return E_NOT_INIT;
+    if (!c || c->refs <= 0)
+        return E_INVALID_CONTEXT;
+    if (ctx_depth == CTX_STACK)
+        return E_INVALID_VALUE;
+    ctx_stack[ctx_depth++] = c;
+    return OK;
+}
+
+EXPORT CUresult cuCtxPopCurrent_v2(ctx_t **c)
+{
+    if (!initialised)
+        return E_NOT_INIT;
+    if (!ctx_depth)
+        return E_INVALID_CONTEXT;
+    ctx_t *top = ctx_stack[--ctx_depth];
+    if (c)
+        *c = top;
+    return OK;
+}
+
+EXPORT CUresult cuCtxGetCurrent(ctx_t **c)
+{
+    if (!initialised)
+        return E_NOT_INIT;
+    *c = cur_ctx;
     return OK;
 }
 
@@ -441,7 +507,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
         return E_OOM;
     }
     pthread_mutex_lock(&G);
-    *rg = (region_t){(uintptr_t)m, n, dev, 0, dev_regions};
+    *rg = (region_t){(uintptr_t)m, n, dev, 0, 0, dev_regions};
     dev_regions = rg;
     dev_used[dev] += n;
     st.dev_allocs++;
@@ -490,10 +556,11 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 
 EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
 {
-    (void)flags;
     CUresult r = need_ctx();
     if (r)
         return r;
+    if (flags & ~0x7u) /* PORTABLE | DEVICEMAP | WRITECOMBINED */
+        return E_INVALID_VALUE;
     pthread_mutex_lock(&G);
     long k = ++st.host_alloc_calls;
     pthread_mutex_unlock(&G);
@@ -507,7 +574,7 @@ EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
     }
     memset(m, 0, n); /* page-locked memory is resident, as the real driver's is */
     pthread_mutex_lock(&G);
-    *rg = (region_t){(uintptr_t)m, n, -1, 0, host_regions};
+    *rg = (region_t){(uintptr_t)m, n, cur_ctx->dev, (int)(flags & 0x1), 0, host_regions};
     host_regions = rg;
     st.host_allocs++;
     st.host_bytes += n;
@@ -520,13 +587,15 @@ EXPORT CUresult cuMemFreeHost(void *p) { return free_region(&host_regions, (uint
 
 EXPORT CUresult cuStreamCreate(stream_t **out, unsigned flags)
 {
-    (void)flags;
     CUresult r = need_ctx();
     if (r)
         return r;
+    if (flags & ~0x1u) /* CU_STREAM_NON_BLOCKING */
+        return E_INVALID_VALUE;
     stream_t *s = calloc(1, sizeof *s);
     if (!s)
         return E_OOM;
+    s->ctx = cur_ctx;
     pthread_cond_init(&s->cv, NULL);
     if (pthread_create(&s->th, NULL, worker, s) != 0) {
         free(s);
@@ -573,6 +642,8 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
         return r;
     if (!s)
         return E_INVALID_HANDLE;
+    if (s->ctx != cur_ctx) /* a stream of another context */
+        return E_INVALID_HANDLE;
     pthread_mutex_lock(&G);
     long k = ++st.copy_calls;
     region_t *d = find(dev_regions, (uintptr_t)dst, n);
@@ -583,9 +654,11 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
         pthread_mutex_unlock(&G);
         return E_INVALID_VALUE;
     }
-    if (!h)
+    /* Pinned memory is pinned only for the context that allocated it unless PORTABLE:
+     * elsewhere the driver stages it like pageable memory. */
+    if (!h || (!h->portable && h->dev != cur_ctx->dev))
         st.pageable_copies++;
-    else
+    if (h)
         h->inflight++;
     d->inflight++;
     if (++inflight_now > st.max_inflight)
@@ -627,13 +700,17 @@ EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 
 EXPORT CUresult cuEventCreate(ev_t **e, unsigned flags)
 {
-    (void)flags;
     CUresult r = need_ctx();
     if (r)
         return r;
+    /* BLOCKING_SYNC 0x1, DISABLE_TIMING 0x2, INTERPROCESS 0x4 (only with DISABLE_TIMING) */
+    if ((flags & ~0x7u) || ((flags & 0x4) && !(flags & 0x2)))
+        return E_INVALID_VALUE;
     *e = calloc(1, sizeof **e);
     if (!*e)
         return E_OOM;
+    (*e)->ctx = cur_ctx;
+    (*e)->flags = flags;
     pthread_mutex_lock(&G);
     st.events++;
     pthread_mutex_unlock(&G);
@@ -660,6 +737,8 @@ EXPORT CUresult cuEventRecord(ev_t *e, stream_t *s)
     if (r)
         return r;
     if (!e || !s)
+        return E_INVALID_HANDLE;
+    if (e->ctx != s->ctx) /* event and stream must share a context */
         return E_INVALID_HANDLE;
     op_t *o = calloc(1, sizeof *o);
     if (!o)
@@ -691,6 +770,8 @@ EXPORT CUresult cuEventSynchronize(ev_t *e)
     if (!e)
         return E_INVALID_HANDLE;
     pthread_mutex_lock(&G);
+    if (!(e->flags & 0x1))
+        st.spin_waits++;
     while (e->state == 1)
         pthread_cond_wait(&done_cv, &G);
     CUresult r = e->err;

@@ -10,6 +10,7 @@ typedef struct fake_cuda_stats {
     /* since the last reset */
     long alloc_calls, host_alloc_calls, copy_calls, record_calls, d2h_calls;
     long copies_done, pageable_copies, max_inflight;
+    long spin_waits; /* cuEventSynchronize on an event without CU_EVENT_BLOCKING_SYNC (burns a core) */
     long violations; /* a host buffer changed or freed under an in-flight copy, a copy out of bounds, ... */
     char last_violation[256];
 } fake_cuda_stats;

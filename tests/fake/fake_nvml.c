@@ -4,7 +4,12 @@
  * (FAKE_CUDA_DEVICES, FAKE_CUDA_TOTAL_MB, the same UUID bytes); used memory
  * is FAKE_NVML_USED_MB plus, when the fake libcuda.so.1 is loaded in the
  * process, its context and allocations. FAKE_NVML_FAIL_INIT=1 makes
- * nvmlInit_v2 fail as it does without a driver. */
+ * nvmlInit_v2 fail as it does without a driver. FAKE_NVML_RESERVED_MB=r adds
+ * the driver's reserved memory to total and used, as the real v1 query does
+ * (cuMemGetInfo never counts it: the two APIs differ by it).
+ * FAKE_NVML_DENY=i: the handle of device i is NVML_ERROR_NO_PERMISSION (a
+ * container's view of a GPU outside its cgroup); FAKE_NVML_NO_MEMORY=i: its
+ * memory query is NVML_ERROR_NOT_SUPPORTED (MIG mode). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,7 +23,14 @@ typedef struct {
     unsigned long long total, free, used;
 } nvmlMemory_t;
 
-enum { NVML_SUCCESS = 0, NVML_ERROR_UNINITIALIZED = 1, NVML_ERROR_INVALID_ARGUMENT = 2, NVML_ERROR_DRIVER_NOT_LOADED = 9 };
+enum {
+    NVML_SUCCESS = 0,
+    NVML_ERROR_UNINITIALIZED = 1,
+    NVML_ERROR_INVALID_ARGUMENT = 2,
+    NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NO_PERMISSION = 4,
+    NVML_ERROR_DRIVER_NOT_LOADED = 9,
+};
 
 static int inits;
 
@@ -56,6 +68,8 @@ EXPORT const char *nvmlErrorString(int r)
     case NVML_SUCCESS: return "Success";
     case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
     case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
     case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
     default: return "Unknown Error";
     }
@@ -76,6 +90,8 @@ EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *d)
         return NVML_ERROR_UNINITIALIZED;
     if (i >= n_devices())
         return NVML_ERROR_INVALID_ARGUMENT;
+    if (env_l("FAKE_NVML_DENY", -1) == (long)i)
+        return NVML_ERROR_NO_PERMISSION;
     *d = (nvmlDevice_t)(uintptr_t)(i + 1);
     return NVML_SUCCESS;
 }
@@ -113,8 +129,11 @@ EXPORT int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
     int i = index_of(d);
     if (i < 0 || !m)
         return NVML_ERROR_INVALID_ARGUMENT;
-    unsigned long long total = (unsigned long long)env_l("FAKE_CUDA_TOTAL_MB", 81920) << 20;
-    unsigned long long used = (unsigned long long)env_l("FAKE_NVML_USED_MB", 0) << 20;
+    if (env_l("FAKE_NVML_NO_MEMORY", -1) == (long)i)
+        return NVML_ERROR_NOT_SUPPORTED;
+    unsigned long long reserved = (unsigned long long)env_l("FAKE_NVML_RESERVED_MB", 0) << 20;
+    unsigned long long total = ((unsigned long long)env_l("FAKE_CUDA_TOTAL_MB", 81920) << 20) + reserved;
+    unsigned long long used = ((unsigned long long)env_l("FAKE_NVML_USED_MB", 0) << 20) + reserved;
     const char *cuda = getenv("VF_CUDA_LIBRARY");
     void *lib = cuda ? dlopen(cuda, RTLD_NOW | RTLD_NOLOAD) : NULL;
     if (lib) {

@@ -201,6 +201,36 @@ static void kv_mla(void **state)
     vf_model_free(m);
 }
 
+/* Recurrent state (Mamba-style layers): per sequence and layer, independent
+ * of the context (llama.cpp llama-memory-recurrent.cpp: r and s states in
+ * f32 per sequence), on the layer's device; attention layers of a hybrid
+ * keep their KV. */
+static void kv_recurrent(void **state)
+{
+    (void)state;
+    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "hybrid");
+    itl_add(m, "token_embd.weight", VF_DTYPE_F16, VF_ROLE_EMBED, -1, 32000, 512);
+    vf_hparams *hp = &m->hp;
+    hp->n_layers = 4, hp->hidden_size = 512, hp->n_heads = 8, hp->n_kv_heads = 8, hp->head_dim = 64;
+    hp->vocab_size = 32000, hp->intermediate_size = 1024;
+    hp->recurrent_state_bytes = 1000000;
+    hp->layer_no_kv = calloc(4, 1);
+    hp->layer_no_kv[0] = hp->layer_no_kv[1] = hp->layer_no_kv[2] = 1; /* one attention layer */
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_LLAMACPP;
+    o.infer.context = 4096;
+    o.infer.parallel = 2;
+    vf_estimate e = run(m, &o);
+    assert_int_equal(e.rb_context, 3ull * 1000000 * 2 + 4096ull * 2 * 512 * 2);
+    assert_int_equal(e.kv_cache, e.rb_context); /* all layers on the GPU */
+    o.runtime = VF_RUNTIME_GENERIC;
+    o.infer.batch = 2;
+    e = run(m, &o);
+    assert_int_equal(e.kv_cache, 3ull * 1000000 * 2 + 2 * 4096ull * 2 * 512 * 2);
+    vf_model_free(m);
+}
+
 /* Sliding window, llama.cpp (src/llama-kv-cache-iswa.cpp): the SWA cache
  * holds min(n_ctx, PAD(n_swa + n_ubatch, 256)) cells; gemma-2-9b (42 layers,
  * alternating, window 4096, 8 KV heads of 256) at -c 8192: 21 layers x 8192
@@ -499,7 +529,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(seeds_examples),   cmocka_unit_test(weights_repricing), cmocka_unit_test(kv_gqa_llamacpp),
-        cmocka_unit_test(kv_mla),           cmocka_unit_test(kv_swa_llamacpp),   cmocka_unit_test(vllm_pool),
+        cmocka_unit_test(kv_mla), cmocka_unit_test(kv_recurrent),           cmocka_unit_test(kv_swa_llamacpp),   cmocka_unit_test(vllm_pool),
         cmocka_unit_test(transformers_peaks), cmocka_unit_test(llamacpp_placement), cmocka_unit_test(knobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -85,7 +85,8 @@ static void test_null_device(void **state)
 static void test_cuda_exact_and_ring_order(void **state)
 {
     (void)state;
-    tl_fake_env("FAKE_CUDA_DELAY_US=300", NULL);
+    /* NVML counts 469 MiB the driver reserves (an H100's), cuMemGetInfo does not */
+    tl_fake_env("FAKE_CUDA_DELAY_US=300", "FAKE_NVML_RESERVED_MB=469", NULL);
     char *dir = tu_tmpdir(), *p = tu_path(dir, "model.safetensors");
     vf_model *m = tl_llama(p, 8, 512);
     vf_loader *l = NULL;
@@ -110,12 +111,13 @@ static void test_cuda_exact_and_ring_order(void **state)
     assert_int_equal(s.pageable_copies, 0); /* every copy from the pinned ring */
     assert_true(s.max_inflight >= 2);       /* copies overlapped: the pipeline is real */
     assert_true(s.max_inflight <= 4);       /* never more than the ring holds */
+    assert_int_equal(s.spin_waits, 0);      /* the coordinator sleeps on its events, leaving the CPUs to the readers */
     assert_int_equal(s.host_allocs, 0);     /* the ring goes as soon as the load is done */
     assert_true(r.verified);
     assert_int_equal(r.buffers, 4);
     assert_string_equal(r.devices[0].device, "cuda:0");
     assert_string_equal(r.devices[0].name, "Fake GPU 0");
-    /* NVML before the context, cuMemGetInfo after: the context's 300 MiB apart from the load */
+    /* NVML before, with and after the context: the context's 300 MiB apart from the load */
     assert_string_equal(r.devices[0].mem_source, "nvml");
     assert_int_equal(r.device_context_bytes, 300ull << 20);
     assert_int_equal(r.device_bytes_used, vf_model_file(m, 0)->data_bytes);
@@ -246,6 +248,102 @@ static void test_sharded_cuda(void **state)
     free(p1), free(p2), free(ix), free(dir);
 }
 
+/* We are a library: a load must leave the calling thread's current context as
+ * it found it (an application's own context, here device 1's primary), not
+ * ours and not none. */
+static void *fake_sym(const char *name)
+{
+    void *f = dlsym(tl_fake, name);
+    if (!f)
+        fail_msg("the fake driver lacks %s", name);
+    return f;
+}
+
+static void test_caller_context_kept(void **state)
+{
+    (void)state;
+    tl_fake_env("FAKE_CUDA_DEVICES=2", "FAKE_CUDA_DELAY_US=50", NULL);
+    int (*retain)(void **, int), (*release)(int), (*set_current)(void *), (*get_current)(void **), (*init)(unsigned);
+    void *f;
+    f = fake_sym("cuDevicePrimaryCtxRetain"), memcpy(&retain, &f, sizeof f);
+    f = fake_sym("cuDevicePrimaryCtxRelease_v2"), memcpy(&release, &f, sizeof f);
+    f = fake_sym("cuCtxSetCurrent"), memcpy(&set_current, &f, sizeof f);
+    f = fake_sym("cuCtxGetCurrent"), memcpy(&get_current, &f, sizeof f);
+    f = fake_sym("cuInit"), memcpy(&init, &f, sizeof f);
+    void *mine = NULL, *now = NULL;
+    assert_int_equal(init(0), 0);
+    assert_int_equal(retain(&mine, 1), 0);
+    assert_int_equal(set_current(mine), 0);
+
+    char *dir = tu_tmpdir(), *p = tu_path(dir, "model.safetensors");
+    vf_model *m = tl_llama(p, 2, 256);
+    vf_loader *l = NULL;
+    vf_load_result r;
+    vf_error e = {0};
+    if (load(m, "cuda:0", 256 << 10, 2, true, NULL, &l, &r, &e) != VF_OK)
+        fail_msg("%s", e.msg);
+    assert_int_equal(get_current(&now), 0);
+    assert_ptr_equal(now, mine); /* after the load */
+    vf_loader_free(l);
+    assert_int_equal(get_current(&now), 0);
+    assert_ptr_equal(now, mine); /* after the loader is gone */
+    l = NULL;                    /* a failed open (no such device) leaves it too */
+    assert_int_equal(load(m, "cuda:5", 0, 0, false, NULL, &l, &r, &e), VF_EDEVICE);
+    assert_int_equal(get_current(&now), 0);
+    assert_ptr_equal(now, mine);
+
+    assert_int_equal(set_current(NULL), 0);
+    assert_int_equal(release(1), 0);
+    tl_assert_clean();
+    vf_model_free(m);
+    tu_rm_rf(dir);
+    free(p), free(dir);
+}
+
+/* Empty tensors in the middle, and a model whose tensors are all empty: no
+ * zero-byte allocation or copy reaches the driver (cuMemAlloc_v2 refuses 0),
+ * and every backend reports the load done. */
+static void test_zero_size_tensors(void **state)
+{
+    (void)state;
+    tl_fake_env(NULL);
+    char *dir = tu_tmpdir(), *p = tu_path(dir, "z.safetensors"), *q = tu_path(dir, "e.safetensors");
+    tu_st_tensor mixed[] = {{"model.layers.0.a.weight", "F32", 1, {1000}},
+                            {"model.layers.0.b.weight", "F32", 2, {0, 7}},
+                            {"model.layers.0.c.weight", "BF16", 1, {333}}};
+    tu_st_tensor empty[] = {{"model.layers.0.a.weight", "F32", 1, {0}}, {"lm_head.weight", "BF16", 2, {7, 0}}};
+    tu_write_safetensors(p, mixed, 3);
+    tu_write_safetensors(q, empty, 2);
+    vf_model *m = NULL, *z = NULL;
+    vf_error e = {0};
+    assert_int_equal(vf_model_open(p, &m, &e), VF_OK);
+    assert_int_equal(vf_model_open(q, &z, &e), VF_OK);
+    tl_fill_data(m);
+    const char *devs[] = {"host", "null", "cuda:0"};
+    for (size_t d = 0; d < 3; d++) {
+        vf_loader *l = NULL;
+        vf_load_result r;
+        bool keeps = strcmp(devs[d], "null") != 0;
+        if (load(m, devs[d], 0, 0, keeps, NULL, &l, &r, &e) != VF_OK)
+            fail_msg("%s: %s", devs[d], e.msg);
+        assert_int_equal(r.bytes, 4000 + 666);
+        if (keeps)
+            tl_assert_exact(l, m, d == 0);
+        vf_loader_free(l);
+        l = NULL;
+        if (load(z, devs[d], 0, 0, keeps, NULL, &l, &r, &e) != VF_OK)
+            fail_msg("%s (all empty): %s", devs[d], e.msg);
+        assert_int_equal(r.bytes, 0);
+        assert_int_equal(r.tensors, 2);
+        vf_loader_free(l);
+    }
+    tl_assert_clean();
+    vf_model_free(m);
+    vf_model_free(z);
+    tu_rm_rf(dir);
+    free(p), free(q), free(dir);
+}
+
 /* A device map file: prefixes, layer ranges and a default, over two fake
  * GPUs and the host; each device gets one allocation. */
 static void test_device_map_file(void **state)
@@ -281,6 +379,19 @@ static void test_device_map_file(void **state)
     }
     tl_assert_exact(l, m, false);
     assert_true(r.verified);
+    /* the ring is pinned once for both GPUs: no copy is staged like pageable memory */
+    assert_int_equal(tl_fake_stats().pageable_copies, 0);
+    vf_loader_free(l);
+    tl_assert_clean();
+    /* the same when "null" holds the first tensors: the ring is still pinned by a GPU */
+    const char *map_null = "{\"model.embed_tokens\": \"null\", \"*\": 1}";
+    tu_write(mp, map_null, strlen(map_null));
+    l = NULL;
+    tl_fake_env("FAKE_CUDA_DEVICES=2", NULL);
+    if (load(m, "", 256 << 10, 2, false, mp, &l, &r, &e) != VF_OK)
+        fail_msg("%s", e.msg);
+    assert_true(tl_fake_stats().copy_calls > 0);
+    assert_int_equal(tl_fake_stats().pageable_copies, 0);
     vf_loader_free(l);
     tl_assert_clean();
     /* a tensor with no device, and a bad value */
@@ -423,6 +534,8 @@ int main(void)
         cmocka_unit_test(test_device_map_file),
         cmocka_unit_test(test_device_map_auto),
         cmocka_unit_test(test_gguf_cuda),
+        cmocka_unit_test(test_caller_context_kept),
+        cmocka_unit_test(test_zero_size_tensors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,18 +154,20 @@ static int g_calls, g_fail_at, g_errno;
 static bool g_short;
 static volatile int g_cancel;
 
+/* Reader threads call this concurrently: the counter and the flag are atomic. */
 static ssize_t faulty_pread(int fd, void *buf, size_t n, off_t off)
 {
-    if (++g_calls == g_fail_at) {
+    int k = __atomic_add_fetch(&g_calls, 1, __ATOMIC_SEQ_CST);
+    if (k == g_fail_at) {
         if (g_short)
             return 0; /* end of file where the header promised data */
         if (g_errno) {
             errno = g_errno;
             return -1;
         }
-        g_cancel = 1; /* an interrupt arriving mid-load */
+        __atomic_store_n(&g_cancel, 1, __ATOMIC_SEQ_CST); /* an interrupt arriving mid-load */
     }
-    if (g_short && g_calls == g_fail_at - 1 && n > 100)
+    if (g_short && k == g_fail_at - 1 && n > 100)
         return pread(fd, buf, n / 2, off); /* a short read first: must be continued, not trusted */
     return pread(fd, buf, n, off);
 }
@@ -275,6 +277,40 @@ static void test_verify_catches_corruption(void **state)
     assert_int_equal(run_cuda(&e, NULL), VF_OK);
 }
 
+/* A sparse file whose header claims 8 TiB of tensor data: the plan is
+ * refused (tiny buffers: too many chunks) or the allocation fails, but no
+ * plan the size of the claim is ever built, and nothing is left held. */
+static void test_huge_sparse_claim(void **state)
+{
+    (void)state;
+    tl_fake_env(NULL);
+    char *p = tu_path(g_dir, "huge.safetensors");
+    tu_st_tensor t[] = {{"model.layers.0.mlp.up_proj.weight", "U8", 1, {1ull << 43}}};
+    tu_write_safetensors(p, t, 1);
+    vf_model *m = NULL;
+    vf_error e = {0};
+    assert_int_equal(vf_model_open(p, &m, &e), VF_OK);
+    vf_load_opts o;
+    vf_load_opts_init(&o);
+    o.staging_bytes = 1 << 20; /* 64 KiB slots: 2^27 chunks */
+    o.buffers = 16;
+    vf_loader *l = NULL;
+    expect(vf_loader_open(m, &o, &l, &e), VF_EUNSUPPORTED, &e, "--staging-mb", 3);
+    assert_null(l);
+    /* in 16 MiB slots it plans, and the 8 TiB allocation fails cleanly */
+    o.staging_bytes = 64 << 20;
+    o.buffers = 4;
+    snprintf(o.device, sizeof o.device, "cuda:0");
+    vf_load_result r;
+    assert_int_equal(vf_loader_open(m, &o, &l, &e), VF_OK);
+    expect(vf_loader_run(l, &r, &e), VF_EDEVMEM, &e, "out of memory", 5);
+    vf_loader_free(l);
+    tl_assert_clean();
+    vf_model_free(m);
+    unlink(p);
+    free(p);
+}
+
 static void test_config_model_refused(void **state)
 {
     (void)state;
@@ -303,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_truncated_under_us),
         cmocka_unit_test(test_interrupt),
         cmocka_unit_test(test_verify_catches_corruption),
+        cmocka_unit_test(test_huge_sparse_claim),
         cmocka_unit_test(test_config_model_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -48,7 +48,8 @@ static inline void tl_fake_env(const char *kv, ...)
     static const char *knobs[] = {"FAKE_CUDA_DEVICES", "FAKE_CUDA_TOTAL_MB", "FAKE_CUDA_CONTEXT_MB",
                                   "FAKE_CUDA_DELAY_US", "FAKE_CUDA_FAIL_INIT", "FAKE_CUDA_FAIL_ALLOC",
                                   "FAKE_CUDA_FAIL_HOSTALLOC", "FAKE_CUDA_FAIL_COPY", "FAKE_CUDA_FAIL_EVENT",
-                                  "FAKE_CUDA_DISCARD", "FAKE_CUDA_CORRUPT", "FAKE_NVML_FAIL_INIT", "FAKE_NVML_USED_MB"};
+                                  "FAKE_CUDA_DISCARD", "FAKE_CUDA_CORRUPT", "FAKE_NVML_FAIL_INIT", "FAKE_NVML_USED_MB",
+                                  "FAKE_NVML_RESERVED_MB", "FAKE_NVML_DENY", "FAKE_NVML_NO_MEMORY"};
     for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
         unsetenv(knobs[i]);
     va_list ap;
