@@ -210,6 +210,7 @@ typedef struct vf_quant_scheme {
 VF_API vf_status vf_quant_scheme_parse(const char *spec, vf_quant_scheme *out);
 /** Number of named load schemes (for listing); i in [0, count). */
 VF_API size_t vf_quant_scheme_count(void);
+/** Canonical spelling of load scheme i; NULL out of range. */
 VF_API const char *vf_quant_scheme_name(size_t i);
 
 /* ------------------------------------------------------------------------ */
@@ -255,6 +256,7 @@ typedef enum vf_role {
     VF_ROLE_COUNT
 } vf_role;
 
+/** The role's name as JSON and tables print it; "other" out of range. */
 VF_API const char *vf_role_name(vf_role r);
 
 /* Tensor flags. */
@@ -346,17 +348,28 @@ typedef struct vf_file_info {
  * ("Qwen/Qwen3-8B", "qwen3-8b", case-insensitive). Only headers are read.
  */
 VF_API vf_status vf_model_open(const char *source, vf_model **out, vf_error *err);
+/** Frees a model from vf_model_open; NULL is a no-op. */
 VF_API void vf_model_free(vf_model *m);
 
+/*
+ * Accessors. Pointers and strings they return belong to the model and live
+ * until vf_model_free; an index out of range gives NULL.
+ */
+/** The format the model was read from. */
 VF_API vf_format vf_model_format(const vf_model *m);
-VF_API const char *vf_format_name(vf_format f); /* "safetensors" | "gguf" | "config" */
+/** "safetensors" | "gguf" | "config". */
+VF_API const char *vf_format_name(vf_format f);
+/** The source string the model was opened with. */
 VF_API const char *vf_model_source(const vf_model *m);
+/** Hyperparameters from the file's metadata or config.json. */
 VF_API const vf_hparams *vf_model_hparams(const vf_model *m);
+/** Number of tensors; tensor i in [0, count). */
 VF_API size_t vf_model_tensor_count(const vf_model *m);
 VF_API const vf_tensor *vf_model_tensor(const vf_model *m, size_t i);
+/** Number of files (shards); file i in [0, count). */
 VF_API size_t vf_model_file_count(const vf_model *m);
 VF_API const vf_file_info *vf_model_file(const vf_model *m, size_t i);
-/** Warnings collected while reading (index total_size mismatch, ...). */
+/** Warnings collected while reading (index total_size mismatch, ...); warning i in [0, count). */
 VF_API size_t vf_model_warning_count(const vf_model *m);
 VF_API const char *vf_model_warning(const vf_model *m, size_t i);
 
@@ -371,6 +384,7 @@ typedef struct vf_model_totals {
     uint64_t dtype_bytes[VF_DTYPE_COUNT + 1];
 } vf_model_totals;
 
+/** Sums over the model's tensors into t (a pass over the tensor table each call). */
 VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
 
 /* ------------------------------------------------------------------------ */
@@ -590,8 +604,9 @@ typedef struct vf_gpu {
     const char *note;          /* caveats ("no INT8 figure published"), or "" */
 } vf_gpu;
 
-/** Number of catalog GPUs; rows come in catalog order. NULL out of range. */
+/** Number of catalog GPUs; rows come in catalog order. */
 VF_API size_t vf_gpu_count(void);
+/** Catalog row i in [0, count); NULL out of range. */
 VF_API const vf_gpu *vf_gpu_get(size_t i);
 
 /* A resolved --gpu argument: "RTX 4090", "rtx-4090", "H100" (family → its
@@ -753,6 +768,7 @@ typedef struct vf_load_opts {
     const volatile int *cancel;
 } vf_load_opts;
 
+/** Fills o with every default (device "host", the rest 0 = automatic). */
 VF_API void vf_load_opts_init(vf_load_opts *o);
 
 /* One device's share of a load. Memory figures are 0 when not measurable. */
@@ -803,11 +819,11 @@ VF_API vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err)
  * placeholder never to be dereferenced for "null").
  */
 VF_API vf_status vf_loader_tensor_location(const vf_loader *l, size_t i, const char **device, uint64_t *addr);
+/** Releases the loaded copy and everything the loader holds; NULL is a no-op. */
 VF_API void vf_loader_free(vf_loader *l);
 
 /** The 64-bit checksum --verify compares (docs/loader.md); seed 0 for a plain hash. */
 VF_API uint64_t vf_hash64(const void *data, size_t n, uint64_t seed);
-
 
 #ifdef __cplusplus
 }
