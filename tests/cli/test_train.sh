@@ -5,12 +5,6 @@
 . tests/cli/lib.sh
 CFG="$REF/torch/configs"
 
-# Until the estimate command lands (another module's), only say so.
-if "$VF" estimate --help 2>&1 | grep -q "not built yet"; then
-    ok "estimate --train (estimate command not built yet)"
-    exit 0
-fi
-
 check_out "help lists training knobs" 0 "--optimizer" "$VF" estimate --help
 check_out "help lists zero" 0 "--zero" "$VF" estimate --help
 

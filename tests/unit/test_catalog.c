@@ -244,13 +244,6 @@ static void test_open_unknown(void **state)
     assert_string_equal(e.msg, "zzzzzzzzzz: no such file, directory or catalog model");
 }
 
-/* Until the config.json architectures land, a catalog model cannot be built:
- * the count tests below skip rather than pass. */
-static bool arch_missing(vf_status st, const vf_error *e)
-{
-    return st == VF_EUNSUPPORTED && strstr(e->msg, "not built yet");
-}
-
 /*
  * Real configs the architectures module cannot build yet, each with the
  * reason (reported to its owner). They are kept: they are what users have.
@@ -278,8 +271,6 @@ static void test_every_model_opens(void **state)
         vf_model *m = NULL;
         vf_error e;
         vf_status st = vf_model_open(id, &m, &e);
-        if (arch_missing(st, &e))
-            skip();
         if (st != VF_OK && is_known_gap(id)) {
             print_message("known gap: %s\n", e.msg);
             continue;
@@ -346,10 +337,6 @@ static void test_reference_counts(void **state)
             vf_model *m = NULL;
             vf_error e;
             vf_status st = vf_model_open(names[k], &m, &e);
-            if (arch_missing(st, &e)) {
-                fclose(f);
-                skip();
-            }
             if (st != VF_OK)
                 fail_msg("%s: %s", names[k], e.msg);
             vf_model_totals t;

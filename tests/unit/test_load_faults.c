@@ -317,7 +317,7 @@ static void test_config_model_refused(void **state)
     vf_model *m = NULL;
     vf_error e = {0};
     if (vf_model_open("Qwen/Qwen3-0.6B", &m, &e) != VF_OK)
-        skip(); /* the catalog lands in another branch */
+        fail_msg("%s", e.msg);
     vf_loader *l = NULL;
     expect(vf_loader_open(m, NULL, &l, &e), VF_EUNSUPPORTED, &e, "no tensor data", 3);
     vf_model_free(m);
