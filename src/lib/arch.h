@@ -68,6 +68,8 @@ VF_HIDDEN void vf__ab_done(vf__ab *b);
 /* A plain parameter in b->dt; n_dims 1..4 from the non-zero dims given. */
 VF_HIDDEN void vf__ab_param(vf__ab *b, uint64_t d0, uint64_t d1, const char *fmt, ...) VF_PRINTF(4, 5);
 VF_HIDDEN void vf__ab_param3(vf__ab *b, uint64_t d0, uint64_t d1, uint64_t d2, const char *fmt, ...) VF_PRINTF(5, 6);
+/* A LayerNorm with bias: "<prefix>.weight" and "<prefix>.bias", both [n]. */
+VF_HIDDEN void vf__ab_layernorm(vf__ab *b, uint64_t n, const char *fmt, ...) VF_PRINTF(3, 4);
 /* Any tensor: dtype, flags, n_params (used when VF_TENSOR_PACKED or aux; see .c). */
 VF_HIDDEN void vf__ab_raw(vf__ab *b, vf_dtype dt, uint32_t flags, uint64_t n_params, uint32_t nd,
                           const uint64_t *shape, const char *name);

@@ -105,6 +105,17 @@ void vf__ab_param(vf__ab *b, uint64_t d0, uint64_t d1, const char *fmt, ...)
     va_end(ap);
 }
 
+void vf__ab_layernorm(vf__ab *b, uint64_t n, const char *fmt, ...)
+{
+    char pre[NAME_MAX_LEN - 8];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    vf__ab_param(b, n, 0, "%s.weight", pre);
+    vf__ab_param(b, n, 0, "%s.bias", pre);
+}
+
 void vf__ab_param3(vf__ab *b, uint64_t d0, uint64_t d1, uint64_t d2, const char *fmt, ...)
 {
     uint64_t s[3] = {d0, d1, d2};

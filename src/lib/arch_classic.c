@@ -20,8 +20,7 @@ vf_status vf__arch_gpt2(vf__ab *b)
     vf__ab_param(b, hp->vocab_size, h, "wte.weight");
     vf__ab_param(b, P, h, "wpe.weight");
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
-        vf__ab_param(b, h, 0, "h.%u.ln_1.weight", i);
-        vf__ab_param(b, h, 0, "h.%u.ln_1.bias", i);
+        vf__ab_layernorm(b, h, "h.%u.ln_1", i);
         char name[64];
         snprintf(name, sizeof name, "h.%u.attn.bias", i);
         vf__ab_raw(b, b->dt, VF_TENSOR_NOT_PARAM, UINT64_MAX, 4, (uint64_t[]){1, 1, P, P}, name);
@@ -29,15 +28,13 @@ vf_status vf__arch_gpt2(vf__ab *b)
         vf__ab_param(b, 3 * h, 0, "h.%u.attn.c_attn.bias", i);
         vf__ab_param(b, h, h, "h.%u.attn.c_proj.weight", i);
         vf__ab_param(b, h, 0, "h.%u.attn.c_proj.bias", i);
-        vf__ab_param(b, h, 0, "h.%u.ln_2.weight", i);
-        vf__ab_param(b, h, 0, "h.%u.ln_2.bias", i);
+        vf__ab_layernorm(b, h, "h.%u.ln_2", i);
         vf__ab_param(b, h, ff, "h.%u.mlp.c_fc.weight", i);
         vf__ab_param(b, ff, 0, "h.%u.mlp.c_fc.bias", i);
         vf__ab_param(b, ff, h, "h.%u.mlp.c_proj.weight", i);
         vf__ab_param(b, h, 0, "h.%u.mlp.c_proj.bias", i);
     }
-    vf__ab_param(b, h, 0, "ln_f.weight");
-    vf__ab_param(b, h, 0, "ln_f.bias");
+    vf__ab_layernorm(b, h, "ln_f");
     if (!hp->tie_word_embeddings)
         vf__ab_param(b, hp->vocab_size, h, "lm_head.weight");
     return b->st;
@@ -55,17 +52,14 @@ vf_status vf__arch_bigcode(vf__ab *b)
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
         char p[64];
         snprintf(p, sizeof p, "transformer.h.%u.", i);
-        vf__ab_param(b, h, 0, "%sln_1.weight", p);
-        vf__ab_param(b, h, 0, "%sln_1.bias", p);
+        vf__ab_layernorm(b, h, "%sln_1", p);
         vf__ab_linear(b, VF_LIN_BIAS, qkv, h, "%sattn.c_attn", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sattn.c_proj", p);
-        vf__ab_param(b, h, 0, "%sln_2.weight", p);
-        vf__ab_param(b, h, 0, "%sln_2.bias", p);
+        vf__ab_layernorm(b, h, "%sln_2", p);
         vf__ab_linear(b, VF_LIN_BIAS, ff, h, "%smlp.c_fc", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, ff, "%smlp.c_proj", p);
     }
-    vf__ab_param(b, h, 0, "transformer.ln_f.weight");
-    vf__ab_param(b, h, 0, "transformer.ln_f.bias");
+    vf__ab_layernorm(b, h, "transformer.ln_f");
     if (!hp->tie_word_embeddings)
         vf__ab_linear(b, 0, hp->vocab_size, h, "lm_head");
     return b->st;
@@ -82,17 +76,14 @@ vf_status vf__arch_neox(vf__ab *b)
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
         char p[64];
         snprintf(p, sizeof p, "gpt_neox.layers.%u.", i);
-        vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
-        vf__ab_param(b, h, 0, "%sinput_layernorm.bias", p);
-        vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
-        vf__ab_param(b, h, 0, "%spost_attention_layernorm.bias", p);
+        vf__ab_layernorm(b, h, "%sinput_layernorm", p);
+        vf__ab_layernorm(b, h, "%spost_attention_layernorm", p);
         vf__ab_linear(b, bias, 3 * h, h, "%sattention.query_key_value", p);
         vf__ab_linear(b, bias, h, h, "%sattention.dense", p);
         vf__ab_linear(b, VF_LIN_BIAS, ff, h, "%smlp.dense_h_to_4h", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, ff, "%smlp.dense_4h_to_h", p);
     }
-    vf__ab_param(b, h, 0, "gpt_neox.final_layer_norm.weight");
-    vf__ab_param(b, h, 0, "gpt_neox.final_layer_norm.bias");
+    vf__ab_layernorm(b, h, "gpt_neox.final_layer_norm");
     if (!hp->tie_word_embeddings)
         vf__ab_linear(b, 0, hp->vocab_size, h, "embed_out");
     return b->st;
@@ -124,8 +115,7 @@ vf_status vf__arch_bert(vf__ab *b)
     vf__ab_param(b, hp->context_length, h, "%sposition_embeddings.weight", e);
     if (tv)
         vf__ab_param(b, tv, h, "%stoken_type_embeddings.weight", e);
-    vf__ab_param(b, h, 0, "%sLayerNorm.weight", e);
-    vf__ab_param(b, h, 0, "%sLayerNorm.bias", e);
+    vf__ab_layernorm(b, h, "%sLayerNorm", e);
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
         char p[64];
         snprintf(p, sizeof p, "bert.encoder.layer.%u.", i);
@@ -133,20 +123,17 @@ vf_status vf__arch_bert(vf__ab *b)
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sattention.self.key", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sattention.self.value", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sattention.output.dense", p);
-        vf__ab_param(b, h, 0, "%sattention.output.LayerNorm.weight", p);
-        vf__ab_param(b, h, 0, "%sattention.output.LayerNorm.bias", p);
+        vf__ab_layernorm(b, h, "%sattention.output.LayerNorm", p);
         vf__ab_linear(b, VF_LIN_BIAS, ff, h, "%sintermediate.dense", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, ff, "%soutput.dense", p);
-        vf__ab_param(b, h, 0, "%soutput.LayerNorm.weight", p);
-        vf__ab_param(b, h, 0, "%soutput.LayerNorm.bias", p);
+        vf__ab_layernorm(b, h, "%soutput.LayerNorm", p);
     }
     vf__ab_linear(b, VF_LIN_BIAS, h, h, "bert.pooler.dense");
     bool pre = arch_is(b->root, "BertForPreTraining");
     if (pre || arch_is(b->root, "BertForMaskedLM")) {
         vf__ab_param(b, hp->vocab_size, 0, "cls.predictions.bias");
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "cls.predictions.transform.dense");
-        vf__ab_param(b, h, 0, "cls.predictions.transform.LayerNorm.weight");
-        vf__ab_param(b, h, 0, "cls.predictions.transform.LayerNorm.bias");
+        vf__ab_layernorm(b, h, "cls.predictions.transform.LayerNorm");
         if (!hp->tie_word_embeddings)
             vf__ab_param(b, hp->vocab_size, h, "cls.predictions.decoder.weight");
     }
@@ -184,16 +171,12 @@ vf_status vf__arch_falcon(vf__ab *b)
         char p[64];
         snprintf(p, sizeof p, "transformer.h.%u.", i);
         if (new_arch && n_ln == 2) {
-            vf__ab_param(b, h, 0, "%sln_attn.weight", p);
-            vf__ab_param(b, h, 0, "%sln_attn.bias", p);
-            vf__ab_param(b, h, 0, "%sln_mlp.weight", p);
-            vf__ab_param(b, h, 0, "%sln_mlp.bias", p);
+            vf__ab_layernorm(b, h, "%sln_attn", p);
+            vf__ab_layernorm(b, h, "%sln_mlp", p);
         } else {
-            vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
-            vf__ab_param(b, h, 0, "%sinput_layernorm.bias", p);
+            vf__ab_layernorm(b, h, "%sinput_layernorm", p);
             if (!new_arch && !parallel) {
-                vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
-                vf__ab_param(b, h, 0, "%spost_attention_layernorm.bias", p);
+                vf__ab_layernorm(b, h, "%spost_attention_layernorm", p);
             }
         }
         vf__ab_linear(b, bias, qkv, h, "%sself_attention.query_key_value", p);
@@ -201,8 +184,7 @@ vf_status vf__arch_falcon(vf__ab *b)
         vf__ab_linear(b, bias, ff, h, "%smlp.dense_h_to_4h", p);
         vf__ab_linear(b, bias, h, ff, "%smlp.dense_4h_to_h", p);
     }
-    vf__ab_param(b, h, 0, "transformer.ln_f.weight");
-    vf__ab_param(b, h, 0, "transformer.ln_f.bias");
+    vf__ab_layernorm(b, h, "transformer.ln_f");
     if (!hp->tie_word_embeddings)
         vf__ab_linear(b, 0, hp->vocab_size, h, "lm_head");
     return b->st;

@@ -224,19 +224,16 @@ static void gemma3_vision(vf__ab *b)
     for (uint64_t i = 0; i < L && b->st == VF_OK; i++) {
         char p[96];
         snprintf(p, sizeof p, "%sencoder.layers.%llu.", vp, (unsigned long long)i);
-        vf__ab_param(b, h, 0, "%slayer_norm1.weight", p);
-        vf__ab_param(b, h, 0, "%slayer_norm1.bias", p);
+        vf__ab_layernorm(b, h, "%slayer_norm1", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sself_attn.q_proj", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sself_attn.k_proj", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sself_attn.v_proj", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sself_attn.out_proj", p);
-        vf__ab_param(b, h, 0, "%slayer_norm2.weight", p);
-        vf__ab_param(b, h, 0, "%slayer_norm2.bias", p);
+        vf__ab_layernorm(b, h, "%slayer_norm2", p);
         vf__ab_linear(b, VF_LIN_BIAS, ff, h, "%smlp.fc1", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, ff, "%smlp.fc2", p);
     }
-    vf__ab_param(b, h, 0, "%spost_layernorm.weight", vp);
-    vf__ab_param(b, h, 0, "%spost_layernorm.bias", vp);
+    vf__ab_layernorm(b, h, "%spost_layernorm", vp);
     vf__ab_param(b, h, b->m->hp.hidden_size, "multi_modal_projector.mm_input_projection_weight");
     vf__ab_param(b, h, 0, "multi_modal_projector.mm_soft_emb_norm.weight");
 }
