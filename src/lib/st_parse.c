@@ -151,6 +151,23 @@ static inline vf_status expect(parser *p, char c, const char *what)
     return VF_OK;
 }
 
+/* After a member or element: 1 past a ',' (blanks skipped), 0 at close (not
+ * consumed, so that an object can check its keys first), -1 with *st set on
+ * anything else. */
+static inline int next_item(parser *p, int close, vf_status *st)
+{
+    ws(p);
+    if (peek(p) == ',') {
+        p->pos++;
+        ws(p);
+        return 1;
+    }
+    if (peek(p) == close)
+        return 0;
+    *st = syntax(p, close == '}' ? "',' or '}' expected" : "',' or ']' expected");
+    return -1;
+}
+
 /* ---- strings ---- */
 
 /* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 if none:
@@ -496,15 +513,10 @@ static vf_status skip_object(parser *p, unsigned depth)
         if ((st = parse_string(p, &p->key, &kl)) != VF_OK || (st = key_add(p, &ks, p->key.p, kl, NULL)) != VF_OK ||
             (st = expect(p, ':', "':'")) != VF_OK || (st = skip_value(p, depth)) != VF_OK)
             break;
-        ws(p);
-        if (peek(p) == ',') {
-            p->pos++;
-            ws(p);
+        int more = next_item(p, '}', &st);
+        if (more > 0)
             continue;
-        }
-        if (peek(p) != '}')
-            st = syntax(p, "',' or '}' expected");
-        else if ((st = keys_unique(p, &ks)) == VF_OK)
+        if (more == 0 && (st = keys_unique(p, &ks)) == VF_OK)
             p->pos++;
         break;
     }
@@ -524,14 +536,11 @@ static vf_status skip_array(parser *p, unsigned depth)
     for (;;) {
         if ((st = skip_value(p, depth)) != VF_OK)
             return st;
-        ws(p);
-        if (peek(p) == ',') {
-            p->pos++;
-            ws(p);
+        int more = next_item(p, ']', &st);
+        if (more > 0)
             continue;
-        }
-        if (peek(p) != ']')
-            return syntax(p, "',' or ']' expected");
+        if (more < 0)
+            return st;
         p->pos++;
         return VF_OK;
     }
@@ -589,14 +598,11 @@ static vf_status parse_u64_array(parser *p, unsigned depth, uint64_t *out, size_
             out[i] = v;
         if (!ok && *first_bad == SIZE_MAX)
             *first_bad = i;
-        ws(p);
-        if (peek(p) == ',') {
-            p->pos++;
-            ws(p);
+        int more = next_item(p, ']', &st);
+        if (more > 0)
             continue;
-        }
-        if (peek(p) != ']')
-            return syntax(p, "',' or ']' expected");
+        if (more < 0)
+            return st;
         p->pos++;
         return VF_OK;
     }
@@ -697,15 +703,10 @@ static vf_status parse_entry(parser *p, vf__st_entry *e)
         }
         if (st != VF_OK)
             break;
-        ws(p);
-        if (peek(p) == ',') {
-            p->pos++;
-            ws(p);
+        int more = next_item(p, '}', &st);
+        if (more > 0)
             continue;
-        }
-        if (peek(p) != '}')
-            st = syntax(p, "',' or '}' expected");
-        else if ((st = keys_unique(p, &extra)) == VF_OK)
+        if (more == 0 && (st = keys_unique(p, &extra)) == VF_OK)
             p->pos++;
         break;
     }
@@ -745,15 +746,10 @@ static vf_status parse_metadata(parser *p)
         }
         if (st != VF_OK)
             break;
-        ws(p);
-        if (peek(p) == ',') {
-            p->pos++;
-            ws(p);
+        int more = next_item(p, '}', &st);
+        if (more > 0)
             continue;
-        }
-        if (peek(p) != '}')
-            st = syntax(p, "',' or '}' expected");
-        else if ((st = keys_unique(p, &ks)) == VF_OK)
+        if (more == 0 && (st = keys_unique(p, &ks)) == VF_OK)
             p->pos++;
         break;
     }
@@ -830,14 +826,11 @@ static vf_status parse_top(parser *p)
                     p->hashes[p->n_names++] = h;
                 }
             }
-            ws(p);
-            if (peek(p) == ',') {
-                p->pos++;
-                ws(p);
+            int more = next_item(p, '}', &st);
+            if (more > 0)
                 continue;
-            }
-            if (peek(p) != '}')
-                return syntax(p, "',' or '}' expected");
+            if (more < 0)
+                return st;
             p->pos++;
             break;
         }
