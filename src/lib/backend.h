@@ -46,6 +46,17 @@ struct vf__backend {
     const char *mem_source;
 };
 
+/* Shared by the synchronous backends (host, null), whose copies are done when
+ * they return: page-aligned staging from the heap, events always complete, a
+ * stream with nothing to wait for (backend_host.c). */
+VF_HIDDEN vf_status vf__sync_host_alloc(vf__backend *b, size_t bytes, void **p, vf_error *err);
+VF_HIDDEN void vf__sync_host_free(vf__backend *b, void *p, size_t bytes);
+VF_HIDDEN vf_status vf__sync_event_create(vf__backend *b, void **ev, vf_error *err);
+VF_HIDDEN void vf__sync_event_destroy(vf__backend *b, void *ev);
+VF_HIDDEN vf_status vf__sync_event_record(vf__backend *b, void *ev, vf_error *err);
+VF_HIDDEN vf_status vf__sync_event_query(vf__backend *b, void *ev, bool *done, vf_error *err);
+VF_HIDDEN void vf__sync_stream(vf__backend *b);
+
 /* "host", "null", "cuda:N" → an open backend. */
 VF_HIDDEN vf_status vf__backend_open(const char *device, vf__backend **out, vf_error *err);
 VF_HIDDEN vf_status vf__backend_host_open(vf__backend **out, vf_error *err);

@@ -31,7 +31,7 @@ static void host_free(vf__backend *b, uint64_t addr, uint64_t bytes)
         munmap((void *)(uintptr_t)addr, (size_t)(bytes ? bytes : 1));
 }
 
-static vf_status host_halloc(vf__backend *b, size_t bytes, void **p, vf_error *err)
+vf_status vf__sync_host_alloc(vf__backend *b, size_t bytes, void **p, vf_error *err)
 {
     /* Page-aligned so O_DIRECT reads can land in it. */
     if (posix_memalign(p, 4096, bytes ? bytes : 1) != 0)
@@ -39,19 +39,19 @@ static vf_status host_halloc(vf__backend *b, size_t bytes, void **p, vf_error *e
     return VF_OK;
 }
 
-static void host_hfree(vf__backend *b, void *p, size_t bytes)
+void vf__sync_host_free(vf__backend *b, void *p, size_t bytes)
 {
     (void)b, (void)bytes;
     free(p);
 }
 
-static vf_status host_event_create(vf__backend *b, void **ev, vf_error *err)
+vf_status vf__sync_event_create(vf__backend *b, void **ev, vf_error *err)
 {
     (void)b, (void)err;
     *ev = NULL;
     return VF_OK;
 }
-static void host_event_destroy(vf__backend *b, void *ev) { (void)b, (void)ev; }
+void vf__sync_event_destroy(vf__backend *b, void *ev) { (void)b, (void)ev; }
 
 static vf_status host_copy(vf__backend *b, uint64_t dst, const void *src, size_t n, vf_error *err)
 {
@@ -60,13 +60,13 @@ static vf_status host_copy(vf__backend *b, uint64_t dst, const void *src, size_t
     return VF_OK;
 }
 
-static vf_status host_event_record(vf__backend *b, void *ev, vf_error *err)
+vf_status vf__sync_event_record(vf__backend *b, void *ev, vf_error *err)
 {
     (void)b, (void)ev, (void)err;
     return VF_OK;
 }
 
-static vf_status host_event_query(vf__backend *b, void *ev, bool *done, vf_error *err)
+vf_status vf__sync_event_query(vf__backend *b, void *ev, bool *done, vf_error *err)
 {
     (void)b, (void)ev, (void)err;
     *done = true;
@@ -86,7 +86,7 @@ static vf_status host_mem_info(vf__backend *b, uint64_t *free_b, uint64_t *total
     return vf__err(err, VF_EUNSUPPORTED, b->name, "no device memory counter");
 }
 
-static void host_sync(vf__backend *b) { (void)b; }
+void vf__sync_stream(vf__backend *b) { (void)b; }
 
 static const vf__backend_ops host_ops = {
     .host_addressable = true,
@@ -94,15 +94,15 @@ static const vf__backend_ops host_ops = {
     .close = host_close,
     .alloc = host_alloc,
     .free = host_free,
-    .host_alloc = host_halloc,
-    .host_free = host_hfree,
-    .event_create = host_event_create,
-    .event_destroy = host_event_destroy,
+    .host_alloc = vf__sync_host_alloc,
+    .host_free = vf__sync_host_free,
+    .event_create = vf__sync_event_create,
+    .event_destroy = vf__sync_event_destroy,
     .copy_h2d_async = host_copy,
-    .event_record = host_event_record,
-    .event_query = host_event_query,
-    .event_sync = host_event_record,
-    .sync = host_sync,
+    .event_record = vf__sync_event_record,
+    .event_query = vf__sync_event_query,
+    .event_sync = vf__sync_event_record,
+    .sync = vf__sync_stream,
     .copy_d2h = host_d2h,
     .mem_info = host_mem_info,
 };

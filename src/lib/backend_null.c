@@ -23,43 +23,9 @@ static vf_status null_alloc(vf__backend *b, uint64_t bytes, uint64_t *addr, vf_e
 
 static void null_free(vf__backend *b, uint64_t addr, uint64_t bytes) { (void)b, (void)addr, (void)bytes; }
 
-static vf_status null_halloc(vf__backend *b, size_t bytes, void **p, vf_error *err)
-{
-    if (posix_memalign(p, 4096, bytes ? bytes : 1) != 0)
-        return vf__err(err, VF_ENOMEM, b->name, "cannot allocate %zu bytes of staging", bytes);
-    return VF_OK;
-}
-
-static void null_hfree(vf__backend *b, void *p, size_t bytes)
-{
-    (void)b, (void)bytes;
-    free(p);
-}
-
-static vf_status null_event_create(vf__backend *b, void **ev, vf_error *err)
-{
-    (void)b, (void)err;
-    *ev = NULL;
-    return VF_OK;
-}
-static void null_event_destroy(vf__backend *b, void *ev) { (void)b, (void)ev; }
-
 static vf_status null_copy(vf__backend *b, uint64_t dst, const void *src, size_t n, vf_error *err)
 {
     (void)b, (void)dst, (void)src, (void)n, (void)err;
-    return VF_OK;
-}
-
-static vf_status null_event_record(vf__backend *b, void *ev, vf_error *err)
-{
-    (void)b, (void)ev, (void)err;
-    return VF_OK;
-}
-
-static vf_status null_event_query(vf__backend *b, void *ev, bool *done, vf_error *err)
-{
-    (void)b, (void)ev, (void)err;
-    *done = true;
     return VF_OK;
 }
 
@@ -75,23 +41,21 @@ static vf_status null_mem_info(vf__backend *b, uint64_t *free_b, uint64_t *total
     return vf__err(err, VF_EUNSUPPORTED, b->name, "no device memory");
 }
 
-static void null_sync(vf__backend *b) { (void)b; }
-
 static const vf__backend_ops null_ops = {
     .host_addressable = false,
     .keeps_data = false,
     .close = null_close,
     .alloc = null_alloc,
     .free = null_free,
-    .host_alloc = null_halloc,
-    .host_free = null_hfree,
-    .event_create = null_event_create,
-    .event_destroy = null_event_destroy,
+    .host_alloc = vf__sync_host_alloc,
+    .host_free = vf__sync_host_free,
+    .event_create = vf__sync_event_create,
+    .event_destroy = vf__sync_event_destroy,
     .copy_h2d_async = null_copy,
-    .event_record = null_event_record,
-    .event_query = null_event_query,
-    .event_sync = null_event_record,
-    .sync = null_sync,
+    .event_record = vf__sync_event_record,
+    .event_query = vf__sync_event_query,
+    .event_sync = vf__sync_event_record,
+    .sync = vf__sync_stream,
     .copy_d2h = null_d2h,
     .mem_info = null_mem_info,
 };
