@@ -12,6 +12,7 @@
  *     `dd` of them in a child process (time incl. fork/exec);
  * and prints the ratios. The page cache is warm for both (file just written).
  * Usage: bench_inspect [DIR]   (default $TMPDIR or /tmp) */
+#include "benchutil.h"
 #include "vramfit.h"
 
 #include <fcntl.h>
@@ -165,26 +166,6 @@ static uint64_t generate(const char *path)
     }
     free(b.p);
     return b.n;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rchar(void)
-{
-    FILE *f = fopen("/proc/self/io", "r");
-    char line[128];
-    unsigned long long v = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "rchar: %llu", &v) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return v;
 }
 
 static long maxrss_kib(void)

@@ -8,6 +8,7 @@
  * vf_model_open against a plain pread of the header bytes (everything before
  * the data section), and prints time, bytes read (/proc/self/io rchar),
  * peak RSS (getrusage) and the ratio. */
+#include "benchutil.h"
 #include "gguf_writer.h"
 #include "vramfit.h"
 
@@ -20,26 +21,6 @@
 
 #define VOCAB 150000
 #define REPS 5
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rchar(void)
-{
-    FILE *f = fopen("/proc/self/io", "r");
-    char line[128];
-    unsigned long long v = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "rchar: %llu", &v) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return v;
-}
 
 /* Qwen2-7B-like names and shapes, scaled by `scale` in the embedding width. */
 static uint64_t write_model(const char *path, uint64_t scale, uint64_t *header_bytes)

@@ -5,18 +5,12 @@
  * what bench/gpu-check.sh reports.
  *   h2d_bw [cuda:N] [GiB to copy, default 8] */
 #include "backend.h"
+#include "benchutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {

@@ -6,6 +6,8 @@
  *   limits stream FILE       pread through one reused 8 MiB buffer, discarding
  *   limits classic FILE      read the whole file into a buffer, then copy it into a second (device-like) one
  * Prints: MODE seconds=S bytes=N gib_per_s=G peak_rss=R */
+#include "benchutil.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -17,13 +19,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static unsigned long long peak_rss(void)
 {

@@ -11,7 +11,7 @@ $(BUILD)/tests/http_get: tests/cli/http_get.c
 CHECK_EXTRA += $(BUILD)/tests/http_get
 
 # make bench: inspect of a DeepSeek-V3-scale header against reading its bytes.
-$(BUILD)/bench/bench_inspect: bench/bench_inspect.c $(BUILD)/libvramfit.a
+$(BUILD)/bench/bench_inspect: bench/bench_inspect.c bench/benchutil.h $(BUILD)/libvramfit.a
 	@mkdir -p $(dir $@)
 	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
 bench: $(BUILD)/bench/bench_inspect

@@ -15,13 +15,13 @@ $(BUILD)/fake/libnvidia-ml.so.1: tests/fake/fake_nvml.c
 CHECK_EXTRA += $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libnvidia-ml.so.1
 
 # The benchmark's helper (limits measured in the same run as the loader).
-$(BUILD)/bench/limits: bench/limits.c
+$(BUILD)/bench/limits: bench/limits.c bench/benchutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O2 -g $(WARN) -o $@ $<
 
 bench: $(BUILD)/bench/limits $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libnvidia-ml.so.1
 
 # Pinned host-to-device bandwidth through the cuda backend (bench/gpu-check.sh).
-$(BUILD)/bench/h2d_bw: bench/h2d_bw.c $(BUILD)/libvramfit.a
+$(BUILD)/bench/h2d_bw: bench/h2d_bw.c bench/benchutil.h $(BUILD)/libvramfit.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)

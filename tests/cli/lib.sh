@@ -60,14 +60,3 @@ check_json() {
     run "$name" "$want" "$@" || return 1
     if [ "$(jq -e "$expr" <"$TMP/out" 2>&1)" = "true" ]; then ok "$name"; else fail "$name" "jq '$expr' not true on: $(head -c 300 "$TMP/out")"; fi
 }
-
-# check_golden NAME EXPECTED_EXIT GOLDEN_FILE CMD... — stdout equals the golden file
-check_golden() {
-    name=$1
-    want=$2
-    gold=$3
-    shift 3
-    run "$name" "$want" "$@" || return 1
-    if [ -n "$VF_UPDATE_GOLDEN" ]; then cp "$TMP/out" "$gold"; ok "$name"; return 0; fi
-    if cmp -s "$TMP/out" "$gold"; then ok "$name"; else fail "$name" "differs from $gold: $(diff "$gold" "$TMP/out" | head -5)"; fi
-}
