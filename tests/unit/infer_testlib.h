@@ -1,8 +1,6 @@
-/* infer_testlib.h — builds vf_models for the inference tests by hand, until
- * the GGUF reader and the config.json architectures land in main: a minimal
- * reader of a real GGUF tensor table (../shared/reference/llamacpp/heads), and
- * helpers to add tensors and hyper-parameters. Tests only; the product's
- * reader is src/lib/gguf.c. */
+/* infer_testlib.h — models for the inference tests: real GGUF files rebuilt
+ * from ../shared/reference/llamacpp/heads and opened with the library, and
+ * helpers that build a model by hand from tensors and hyper-parameters. */
 #ifndef VF_INFER_TESTLIB_H
 #define VF_INFER_TESTLIB_H
 
@@ -13,35 +11,16 @@
 
 #define REF "../shared/reference"
 
-/* Rebuilds a full-size sparse GGUF from a saved header (as
- * ../shared/tools/gguf-grow does: the header, then truncate to the size in
- * HEAD.size) into dir/name, and opens it with the library's reader. */
+/* A full-size sparse GGUF rebuilt from its saved header into dir/name
+ * (tu_grow_gguf), opened with the library's reader. */
 static inline vf_model *itl_open_grown(const char *dir, const char *name)
 {
-    char head[512], sz[600], out[512];
-    snprintf(head, sizeof head, REF "/llamacpp/heads/%s.head", name);
-    snprintf(sz, sizeof sz, "%s.size", head);
-    snprintf(out, sizeof out, "%s/%s", dir, name);
-    FILE *f = fopen(sz, "r");
-    assert_non_null(f);
-    unsigned long long size = 0;
-    assert_int_equal(fscanf(f, "%llu", &size), 1);
-    fclose(f);
-    f = fopen(head, "rb");
-    assert_non_null(f);
-    FILE *o = fopen(out, "wb");
-    assert_non_null(o);
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        assert_int_equal(fwrite(buf, 1, n, o), n);
-    fclose(f);
-    assert_int_equal(fclose(o), 0);
-    assert_int_equal(truncate(out, (off_t)size), 0);
+    char *out = tu_grow_gguf(REF, dir, name);
     vf_model *m = NULL;
     vf_error err = {0};
     if (vf_model_open(out, &m, &err) != VF_OK)
         fail_msg("%s: %s", out, err.msg);
+    free(out);
     return m;
 }
 

@@ -603,33 +603,6 @@ static const char *ref_dir(void)
     return access("../shared/reference", F_OK) == 0 ? "../shared/reference" : "shared/reference";
 }
 
-/* The real file rebuilt from its saved header: header bytes, then a hole up
- * to the recorded size (what shared/tools/gguf-grow does). */
-static char *grow(const char *dir, const char *name)
-{
-    char head[512], sz[600];
-    snprintf(head, sizeof head, "%s/llamacpp/heads/%s.head", ref_dir(), name);
-    snprintf(sz, sizeof sz, "%s.size", head);
-    char *out = tu_path(dir, name);
-    FILE *f = fopen(sz, "r");
-    assert_non_null(f);
-    unsigned long long size = 0;
-    assert_int_equal(fscanf(f, "%llu", &size), 1);
-    fclose(f);
-    FILE *in = fopen(head, "rb"), *o = fopen(out, "wb");
-    assert_non_null(in);
-    assert_non_null(o);
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        assert_int_equal(fwrite(buf, 1, n, o), n);
-    fclose(in);
-    assert_int_equal(fflush(o), 0);
-    assert_int_equal(ftruncate(fileno(o), (off_t)size), 0);
-    fclose(o);
-    return out;
-}
-
 static json_t *load_results(void)
 {
     char p[512];
@@ -666,7 +639,7 @@ static void test_llamacpp_heads(void **state)
     size_t checked = 0;
     json_object_foreach(files, fname, fj)
     {
-        char *p = grow(dir, fname);
+        char *p = tu_grow_gguf(ref_dir(), dir, fname);
         vf_model *m = NULL;
         vf_error e = {0};
         if (vf_model_open(p, &m, &e) != VF_OK)

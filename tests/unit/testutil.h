@@ -48,6 +48,33 @@ static inline void tu_rm_rf(const char *dir)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A real GGUF rebuilt from its saved header in REF/llamacpp/heads: the
+ * header bytes, then a hole up to the size in NAME.head.size (what
+ * shared/tools/gguf-grow does). Returns dir/name (malloc'd). */
+static inline char *tu_grow_gguf(const char *ref, const char *dir, const char *name)
+{
+    char head[512], sz[600];
+    snprintf(head, sizeof head, "%s/llamacpp/heads/%s.head", ref, name);
+    snprintf(sz, sizeof sz, "%s.size", head);
+    char *out = tu_path(dir, name);
+    FILE *f = fopen(sz, "r");
+    assert_non_null(f);
+    unsigned long long size = 0;
+    assert_int_equal(fscanf(f, "%llu", &size), 1);
+    fclose(f);
+    FILE *in = fopen(head, "rb"), *o = fopen(out, "wb");
+    assert_non_null(in);
+    assert_non_null(o);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, o), n);
+    fclose(in);
+    assert_int_equal(fclose(o), 0);
+    assert_int_equal(truncate(out, (off_t)size), 0);
+    return out;
+}
+
 /* ---- safetensors writer ---- */
 typedef struct tu_st_tensor {
     const char *name;
