@@ -78,6 +78,8 @@ static int number(const char *opt, const char *arg, uint64_t lo, uint64_t hi, ui
     return 1;
 }
 
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 static int pick(const char *opt, const char *arg, const char *const *names, size_t n, int *out, const char *why)
 {
     for (size_t i = 0; i < n; i++)
@@ -97,28 +99,28 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
     case T_OPTIMIZER: {
         static const char *const n[] = {"adamw", "adam", "adamw-8bit", "paged-adamw-8bit", "sgd",
                                         "sgd-momentum", "adafactor", "lion", "adagrad"};
-        if (pick("optimizer", arg, n, 9, &k, "unknown optimizer (see vramfit estimate --help)") < 0)
+        if (pick("optimizer", arg, n, N_OF(n), &k, "unknown optimizer (see vramfit estimate --help)") < 0)
             return -1;
         t->optimizer = (vf_optimizer)k;
         return 1;
     }
     case T_OPTIM_IMPL: {
         static const char *const n[] = {"foreach", "for-loop", "fused", "foreach-legacy"};
-        if (pick("optim-impl", arg, n, 4, &k, "expected foreach, for-loop, fused or foreach-legacy") < 0)
+        if (pick("optim-impl", arg, n, N_OF(n), &k, "expected foreach, for-loop, fused or foreach-legacy") < 0)
             return -1;
         t->optim_impl = (vf_optim_impl)k;
         return 1;
     }
     case T_PRECISION: {
         static const char *const n[] = {"fp32", "fp16-mixed", "bf16-mixed", "bf16"};
-        if (pick("precision", arg, n, 4, &k, "expected fp32, fp16-mixed, bf16-mixed or bf16") < 0)
+        if (pick("precision", arg, n, N_OF(n), &k, "expected fp32, fp16-mixed, bf16-mixed or bf16") < 0)
             return -1;
         t->precision = (vf_precision)k;
         return 1;
     }
     case T_CKPT: {
         static const char *const n[] = {"none", "selective", "full"};
-        if (pick("grad-checkpoint", arg, n, 3, &k, "expected none, selective or full") < 0)
+        if (pick("grad-checkpoint", arg, n, N_OF(n), &k, "expected none, selective or full") < 0)
             return -1;
         t->recompute = (vf_recompute)k;
         return 1;
@@ -154,7 +156,7 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     case T_FSDP: {
         static const char *const n[] = {"none", "full", "grad-op", "no-shard"};
-        if (pick("fsdp", arg, n, 4, &k, "expected full, grad-op or no-shard") < 0)
+        if (pick("fsdp", arg, n, N_OF(n), &k, "expected full, grad-op or no-shard") < 0)
             return -1;
         t->fsdp = k;
         return 1;
@@ -166,7 +168,7 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     case T_OFFLOAD: {
         static const char *const n[] = {"none", "optimizer", "params", "both"};
-        if (pick("offload", arg, n, 4, &k, "expected optimizer, params or both") < 0)
+        if (pick("offload", arg, n, N_OF(n), &k, "expected optimizer, params or both") < 0)
             return -1;
         t->offload = (vf_offload)k;
         return 1;
