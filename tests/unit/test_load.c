@@ -7,9 +7,7 @@ static vf_status load(const vf_model *m, const char *device, uint64_t staging, u
                       const char *map, vf_loader **l, vf_load_result *r, vf_error *e)
 {
     vf_load_opts o;
-    vf_load_opts_init(&o);
-    snprintf(o.device, sizeof o.device, "%s", device);
-    o.staging_bytes = staging;
+    tl_opts(&o, device, staging);
     o.threads = threads;
     o.verify = verify;
     o.device_map = map;
@@ -94,9 +92,7 @@ static void test_cuda_exact_and_ring_order(void **state)
     vf_error e = {0};
     /* 4 slots of 64 KiB: the ~7 MiB file takes >100 chunks through them */
     vf_load_opts o;
-    vf_load_opts_init(&o);
-    snprintf(o.device, sizeof o.device, "cuda:0");
-    o.staging_bytes = 256 << 10;
+    tl_opts(&o, "cuda:0", 256 << 10);
     o.buffers = 4;
     o.threads = 2;
     o.verify = true;
@@ -140,9 +136,7 @@ static void test_direct_io(void **state)
     vf_model *m = tl_llama(p, 3, 384);
     assert_true(vf_model_file(m, 0)->data_offset % 4096 != 0); /* the header makes it unaligned */
     vf_load_opts o;
-    vf_load_opts_init(&o);
-    snprintf(o.device, sizeof o.device, "cuda:0");
-    o.staging_bytes = 512 << 10;
+    tl_opts(&o, "cuda:0", 512 << 10);
     o.direct = true;
     o.verify = true;
     vf_loader *l = NULL;

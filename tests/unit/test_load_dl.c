@@ -30,9 +30,7 @@ static void test_driver_stays_loaded(void **state)
     char *dir = tu_tmpdir(), *p = tu_path(dir, "model.safetensors");
     vf_model *m = tl_llama(p, 2, 256);
     vf_load_opts o;
-    vf_load_opts_init(&o);
-    snprintf(o.device, sizeof o.device, "cuda:0");
-    o.staging_bytes = 256 << 10;
+    tl_opts(&o, "cuda:0", 256 << 10);
     vf_loader *l = NULL;
     vf_load_result r;
     vf_error e = {0};

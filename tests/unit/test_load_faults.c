@@ -34,9 +34,7 @@ static int teardown(void **state)
 static vf_status run_cuda(vf_error *e, const volatile int *cancel)
 {
     vf_load_opts o;
-    vf_load_opts_init(&o);
-    snprintf(o.device, sizeof o.device, "cuda:0");
-    o.staging_bytes = 512 << 10;
+    tl_opts(&o, "cuda:0", 512 << 10);
     o.buffers = 4;
     o.threads = 2;
     o.verify = true;
@@ -139,8 +137,7 @@ static void test_no_driver(void **state)
     expect(run_cuda(&e, NULL), VF_EDEVICE, &e, "cuInit", 5);
     tl_fake_env(NULL);
     vf_load_opts o;
-    vf_load_opts_init(&o);
-    snprintf(o.device, sizeof o.device, "cuda:3");
+    tl_opts(&o, "cuda:3", 0);
     vf_loader *l = NULL;
     expect(vf_loader_open(g_m, &o, &l, &e), VF_EDEVICE, &e, "no such device", 5);
     setenv("VF_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
@@ -236,9 +233,7 @@ static void test_truncated_under_us(void **state)
     vf_model *m = tl_llama(p, 3, 256);
     tl_fake_env(NULL);
     vf_load_opts o;
-    vf_load_opts_init(&o);
-    snprintf(o.device, sizeof o.device, "cuda:0");
-    o.staging_bytes = 256 << 10;
+    tl_opts(&o, "cuda:0", 256 << 10);
     vf_loader *l = NULL;
     vf_load_result r;
     vf_error e = {0};

@@ -66,6 +66,14 @@ static inline void tl_fake_env(const char *kv, ...)
     tl_reset();
 }
 
+/* Default options for device, with a ring of staging bytes (0: default). */
+static inline void tl_opts(vf_load_opts *o, const char *device, uint64_t staging)
+{
+    vf_load_opts_init(o);
+    snprintf(o->device, sizeof o->device, "%s", device);
+    o->staging_bytes = staging;
+}
+
 static inline fake_cuda_stats tl_fake_stats(void)
 {
     fake_cuda_stats s;

@@ -29,8 +29,7 @@ static void test_sees_cuda_usage(void **state)
     char *dir = tu_tmpdir(), *p = tu_path(dir, "m.safetensors");
     vf_model *m = tl_llama(p, 2, 256);
     vf_load_opts o;
-    vf_load_opts_init(&o);
-    snprintf(o.device, sizeof o.device, "cuda:0");
+    tl_opts(&o, "cuda:0", 0);
     vf_loader *l = NULL;
     vf_load_result r;
     vf_error e = {0};
@@ -73,8 +72,7 @@ static void test_one_bad_device(void **state)
     char *dir = tu_tmpdir(), *p = tu_path(dir, "m.safetensors");
     vf_model *m = tl_llama(p, 2, 256);
     vf_load_opts o;
-    vf_load_opts_init(&o);
-    snprintf(o.device, sizeof o.device, "cuda:0");
+    tl_opts(&o, "cuda:0", 0);
     vf_loader *l = NULL;
     vf_load_result r;
     assert_int_equal(vf_loader_open(m, &o, &l, &e), VF_OK);
