@@ -757,6 +757,50 @@ static vf_status parse_metadata(parser *p)
     return st;
 }
 
+/* Remembers a stored tensor name and its hash for check_names. */
+static vf_status name_push(parser *p, const char *stored, uint64_t h)
+{
+    if (p->n_names == p->cap_names) {
+        size_t nc = p->cap_names ? p->cap_names * 2 : 256;
+        const char **nn = realloc(p->names, nc * sizeof *nn);
+        if (nn)
+            p->names = nn;
+        uint64_t *nh = realloc(p->hashes, nc * sizeof *nh);
+        if (nh)
+            p->hashes = nh;
+        if (!nn || !nh)
+            return nomem(p);
+        p->cap_names = nc;
+    }
+    p->names[p->n_names] = stored;
+    p->hashes[p->n_names++] = h;
+    return VF_OK;
+}
+
+/* A tensor entry (level 1 member) whose key, name, was just read. */
+static vf_status parse_tensor(parser *p, const char *name, size_t nl)
+{
+    vf_status st;
+    /* hashed now, while the name is in the cache */
+    uint64_t h = hash_bytes(name, nl, p->seed);
+    if ((st = expect(p, ':', "':'")) != VF_OK)
+        return st;
+    if (nl == 0)
+        return vf__err(p->err, VF_EFORMAT, p->path, "a tensor has an empty name");
+    vf__st_entry e; /* shape[] and offsets[] are written before read */
+    e.name = name;
+    e.name_len = nl;
+    e.dtype = NULL;
+    e.dtype_len = 0;
+    e.has_shape = e.offsets_ok = false;
+    e.n_dims = 0;
+    e.shape_bad = SIZE_MAX;
+    e.stored_name = NULL;
+    if ((st = parse_entry(p, &e)) != VF_OK || (st = p->fn(p->ctx, &e, p->err)) != VF_OK)
+        return st;
+    return e.stored_name ? name_push(p, e.stored_name, h) : VF_OK;
+}
+
 /* The top-level object (level 1). */
 static vf_status parse_top(parser *p)
 {
@@ -784,47 +828,14 @@ static vf_status parse_top(parser *p)
                 return syntax(p, "string expected as an object key");
             if ((st = parse_string(p, &p->name, &nl)) != VF_OK)
                 return st;
-            const char *name = p->name.p;
             if (key_is(&p->name, nl, "__metadata__", 12)) {
                 if (seen_meta)
                     return syntax(p, "duplicate object key '__metadata__'");
                 seen_meta = true;
                 if ((st = expect(p, ':', "':'")) != VF_OK || (st = parse_metadata(p)) != VF_OK)
                     return st;
-            } else {
-                /* hashed now, while the name is in the cache */
-                uint64_t h = hash_bytes(name, nl, p->seed);
-                if ((st = expect(p, ':', "':'")) != VF_OK)
-                    return st;
-                if (nl == 0)
-                    return vf__err(p->err, VF_EFORMAT, p->path, "a tensor has an empty name");
-                vf__st_entry e; /* shape[] and offsets[] are written before read */
-                e.name = name;
-                e.name_len = nl;
-                e.dtype = NULL;
-                e.dtype_len = 0;
-                e.has_shape = e.offsets_ok = false;
-                e.n_dims = 0;
-                e.shape_bad = SIZE_MAX;
-                e.stored_name = NULL;
-                if ((st = parse_entry(p, &e)) != VF_OK || (st = p->fn(p->ctx, &e, p->err)) != VF_OK)
-                    return st;
-                if (e.stored_name) {
-                    if (p->n_names == p->cap_names) {
-                        size_t nc = p->cap_names ? p->cap_names * 2 : 256;
-                        const char **nn = realloc(p->names, nc * sizeof *nn);
-                        if (nn)
-                            p->names = nn;
-                        uint64_t *nh = realloc(p->hashes, nc * sizeof *nh);
-                        if (nh)
-                            p->hashes = nh;
-                        if (!nn || !nh)
-                            return nomem(p);
-                        p->cap_names = nc;
-                    }
-                    p->names[p->n_names] = e.stored_name;
-                    p->hashes[p->n_names++] = h;
-                }
+            } else if ((st = parse_tensor(p, p->name.p, nl)) != VF_OK) {
+                return st;
             }
             int more = next_item(p, '}', &st);
             if (more > 0)
