@@ -244,24 +244,6 @@ static void test_open_unknown(void **state)
     assert_string_equal(e.msg, "zzzzzzzzzz: no such file, directory or catalog model");
 }
 
-/*
- * Real configs the architectures module cannot build yet, each with the
- * reason (reported to its owner). They are kept: they are what users have.
- * An entry here may start to open at any time; every other entry must open.
- */
-static const char *const known_gaps[] = {
-    /* names only what differs from Gemma3TextConfig's defaults (no vocab_size, heads, head_dim) */
-    "google/gemma-3-4b-it",
-};
-
-static bool is_known_gap(const char *id)
-{
-    for (size_t i = 0; i < sizeof known_gaps / sizeof known_gaps[0]; i++)
-        if (strcmp(known_gaps[i], id) == 0)
-            return true;
-    return false;
-}
-
 /* Every catalog model opens, has tensors and counts parameters. */
 static void test_every_model_opens(void **state)
 {
@@ -271,10 +253,6 @@ static void test_every_model_opens(void **state)
         vf_model *m = NULL;
         vf_error e;
         vf_status st = vf_model_open(id, &m, &e);
-        if (st != VF_OK && is_known_gap(id)) {
-            print_message("known gap: %s\n", e.msg);
-            continue;
-        }
         if (st != VF_OK)
             fail_msg("%s: %s", id, e.msg);
         assert_string_equal(vf_model_source(m), id);

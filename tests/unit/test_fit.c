@@ -807,7 +807,7 @@ static void test_plan_deepspeed_documented(void **state)
 }
 
 /* ---- the real memory model over catalog models: fit agrees with estimate at
- * the edges (skipped until the catalog and the estimate are built) ---- */
+ * the edges ---- */
 static bool real_fits(const vf_model *m, const vf_estimate_opts *o, uint64_t gpu_bytes)
 {
     vf_estimate *e = malloc(sizeof *e);
