@@ -20,7 +20,9 @@ static void help(void)
            "activations, gradients, optimizer states, overhead), reproducing the allocations of the\n"
            "engine that will run it. Formulas and sources: docs/memory-model.md.\n\n");
     vf_cli_infer_opts_help(stdout);
-    printf("  (default runtime: llamacpp for a GGUF file, transformers otherwise)\n");
+    printf("  (default runtime: llamacpp for a GGUF file, transformers otherwise; --train: transformers.\n"
+           "   vllm needs --gpu: it sizes its KV cache pool from the device; its sequence length is\n"
+           "   --max-model-len, default the model's context)\n");
     printf("\n  --train                the training memory model (see its knobs below)\n");
     vf_cli_train_opts_help(stdout);
     printf("  --explain              print every formula with its numbers\n"

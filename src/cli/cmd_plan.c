@@ -18,7 +18,13 @@ static void help(void)
            "  llamacpp    llama-server -m FILE -ngl -c -b -ub --tensor-split -ctk -ctv -fa\n"
            "  deepspeed   a DeepSpeed config JSON (ZeRO stage, offload, precision, batch sizes)\n"
            "  accelerate  transformers from_pretrained with device_map and max_memory\n\n"
-           "Knobs are those of 'vramfit estimate' and 'vramfit fit' (see 'vramfit fit --help').\n");
+           "  --emit E     the engine: vllm, llamacpp, deepspeed (training) or accelerate\n"
+           "  --gpu G[xN]  a catalog GPU (\"RTX 4090\", \"H100x8\") or a size (\"24GiB\")\n"
+           "  --local      this machine's devices (NVML), their free memory\n"
+           "  --train      training; only with --emit deepspeed, which implies it\n"
+           "  --json       {\"engine\", \"gpu\", \"gpus\", \"gpu_bytes\", \"needed_bytes\", \"config\"}\n"
+           "Knobs are those of 'vramfit estimate' and 'vramfit fit' (see 'vramfit fit --help').\n"
+           "For llamacpp, --context is the total -c that the --parallel (-np) slots share.\n");
 }
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
