@@ -115,7 +115,9 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     bool is_v1 = v1(io->vllm_version, &major, &minor);
     uint32_t tp = o->tp ? o->tp : 1;
     double util = io->gpu_util > 0 ? io->gpu_util : 0.9;
-    uint64_t mml = io->max_model_len ? io->max_model_len : vf__hp_context(hp);
+    /* --context stands for max_model_len when that is not given: the
+     * longest request the engine must admit */
+    uint64_t mml = io->max_model_len ? io->max_model_len : io->context ? io->context : vf__hp_context(hp);
 
     /* Defaults (vllm/engine/arg_utils.py _set_default_args_v1, for `vllm
      * serve`): >= 70 GiB and not an A100: 8192 batched tokens, 1024
