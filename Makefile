@@ -83,7 +83,8 @@ deps:
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	./$(BUILD)/vramfit estimate Qwen/Qwen3-8B --gpu RTX-4090 || ./$(BUILD)/vramfit inspect Qwen/Qwen3-8B
+	./$(BUILD)/vramfit estimate Qwen/Qwen3-8B --context 8192
+	./$(BUILD)/vramfit fit Qwen/Qwen3-8B --gpu RTX-4090 --context 8192
 
 # One pass of every test against $(BUILD); tests/run.sh prints the counts.
 check: all $(UNIT_BINS) $(REPLAY_BINS) $(CHECK_EXTRA)

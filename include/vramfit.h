@@ -505,6 +505,9 @@ typedef struct vf_estimate_opts {
     vf_train_opts train;
 } vf_estimate_opts;
 
+/** "generic", "transformers", "vllm", "llamacpp"; as --runtime spells them. */
+VF_API const char *vf_runtime_name(vf_runtime r);
+
 /** Fills o with every default (inference, generic runtime). */
 VF_API void vf_estimate_opts_init(vf_estimate_opts *o);
 

@@ -74,6 +74,8 @@ typedef struct vf_cli_fit_args {
 } vf_cli_fit_args;
 /* Parses fit/plan arguments; returns -1 to go on, else an exit code. */
 int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a, void (*help)(void));
+/* After the model is open: knobs that depend on it and the runtime. */
+void vf_cli_fit_settle(vf_cli_fit_args *a, const vf_model *m);
 /* Whether the runtime runs on that catalog GPU (vLLM: not on Apple). */
 bool vf_cli_runtime_runs_on(vf_runtime r, const vf_gpu *g);
 /* Resolves the GPU(s) to fit on: --gpu, or --local (smallest free memory). */

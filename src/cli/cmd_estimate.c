@@ -20,7 +20,7 @@ static void help(void)
            "activations, gradients, optimizer states, overhead), reproducing the allocations of the\n"
            "engine that will run it. Formulas and sources: docs/memory-model.md.\n\n");
     vf_cli_infer_opts_help(stdout);
-    printf("  (a GGUF file defaults to --runtime llamacpp)\n");
+    printf("  (default runtime: llamacpp for a GGUF file, transformers otherwise)\n");
     printf("\n  --train                the training memory model (see its knobs below)\n");
     vf_cli_train_opts_help(stdout);
     printf("  --explain              print every formula with its numbers\n"
@@ -244,9 +244,8 @@ int cmd_estimate(int argc, char **argv)
         fprintf(stderr, "vramfit: out of memory\n");
         return VF_EXIT_IO;
     }
-    /* a GGUF file is run by llama.cpp unless told otherwise */
-    if (!runtime_given && vf_model_format(m) == VF_FORMAT_GGUF)
-        o.runtime = VF_RUNTIME_LLAMACPP;
+    if (!runtime_given)
+        vf_cli_default_runtime(&o, m);
     vf_error err = {0};
     if (vf_estimate_run(m, &o, e, &err) != VF_OK) {
         rc = vf_report_error(&err);

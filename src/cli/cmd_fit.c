@@ -2,6 +2,7 @@
  * the longest context, largest batch and fewest GPUs that fit, and what to
  * change when it does not. Also the knob parsing plan shares. */
 #include "cli.h"
+#include "estimate_opts.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -10,339 +11,86 @@
 
 static void help(void)
 {
-    printf("usage: vramfit fit MODEL [--gpu G[xN] | --local] [knobs] [--json] [--units gib|gb]\n\n"
+    printf("usage: vramfit fit MODEL [--gpu G[xN] | --local] [knobs] [--train] [--json] [--units gib|gb]\n\n"
            "Does MODEL fit, with the headroom per GPU; the longest context and the largest batch\n"
            "that fit (found by search on the memory model); the fewest GPUs of that kind and the\n"
            "parallelism that makes it fit; and when it does not fit, the changes that would, each\n"
-           "re-checked by the model and ranked from least to most cost. Without --gpu: every\n"
-           "catalog GPU that fits, smallest first. Exit status 0 fits, 1 does not fit.\n\n"
-           "  --gpu G        a catalog GPU (\"RTX 4090\", \"h100\", \"H100x8\") or a size (\"24GiB\", \"80GB\")\n"
-           "  --local        this machine's devices (NVML), their free memory\n"
-           "  --context N    tokens per sequence (training: --seq-len)\n"
-           "  --batch N      concurrent sequences (training: micro batch per GPU)\n"
-           "  --weights W    re-price weights: bf16, fp8, int8, nf4, q4_k, awq, ...\n"
-           "  --kv D         KV cache dtype: fp8, q8_0, q4_0 (llama.cpp \"K,V\")\n"
-           "  --runtime R    generic (default), transformers, vllm, llamacpp\n"
-           "  --attn A       eager, sdpa, flash\n"
-           "  --tp N --pp N --ep N --gpus N   parallel sizes\n"
-           "  vLLM:      --gpu-util F (default 0.9) --max-model-len N --max-num-seqs N\n"
-           "             --max-num-batched-tokens N --enforce-eager\n"
-           "  llama.cpp: --ubatch N --lc-batch N --parallel N --n-gpu-layers N --flash-attn on|off|auto\n"
-           "             --swa-full\n"
-           "  --train        training instead of inference (--context = sequence length, --batch =\n"
-           "                 micro batch per GPU); then --grad-accum N --zero 0-3 --fsdp full|grad-op|no-shard\n"
-           "                 --lora-rank R --lora-targets T --qlora nf4|nf4-dq\n"
-           "                 --grad-checkpoint none|selective|full --offload none|optimizer|params|both\n"
-           "                 --optimizer adamw|adam|adamw-8bit|sgd|adafactor|lion\n"
-           "                 --precision fp32|fp16-mixed|bf16-mixed|bf16\n"
-           "  --json         one JSON object on stdout\n"
-           "  --units U      gib (default) or gb\n");
+           "re-checked by the model and ranked from least to most cost; and upper bounds on speed.\n"
+           "Without --gpu: every catalog GPU that fits, smallest first. Exit status 0 fits, 1 does not.\n\n"
+           "  --gpu G                a catalog GPU (\"RTX 4090\", \"h100\", \"H100x8\") or a size (\"24GiB\", \"80GB\")\n"
+           "  --local                this machine's devices (NVML), their free memory\n"
+           "  --train                training instead of inference\n"
+           "  --json                 one JSON object on stdout\n"
+           "  --units U              gib (default) or gb\n"
+           "knobs (as for 'vramfit estimate'):\n");
+    vf_cli_infer_opts_help(stdout);
+    vf_cli_train_opts_help(stdout);
 }
 
-enum {
-    O_GPU = 256, O_LOCAL, O_CONTEXT, O_BATCH, O_WEIGHTS, O_KV, O_RUNTIME, O_ATTN, O_UTIL, O_TP, O_PP, O_TRAIN,
-    O_SEQ, O_MICRO, O_ACCUM, O_ZERO, O_LORA, O_QLORA, O_RECOMP, O_OFFLOAD, O_OPTIM, O_JSON, O_UNITS, O_EMIT, O_HELP,
-    O_MML, O_MNS, O_MNBT, O_UBATCH, O_PARALLEL, O_NGL, O_FA, O_SWA, O_PREC, O_TARGETS, O_FSDP, O_GPUS, O_EP, O_EAGER,
-    O_LCBATCH
-};
-
-static bool u64_arg(const char *cmd, const char *name, const char *v, uint64_t *out, int *rc)
-{
-    if (!vf_parse_u64(v, out)) {
-        *rc = vf_usage_error(cmd, "%s: '%s' is not a number", name, v);
-        return false;
-    }
-    return true;
-}
-
-static bool u32_arg(const char *cmd, const char *name, const char *v, uint32_t lo, uint32_t hi, uint32_t *out,
-                    int *rc)
-{
-    uint64_t x;
-    if (!u64_arg(cmd, name, v, &x, rc))
-        return false;
-    if (x < lo || x > hi) {
-        *rc = vf_usage_error(cmd, "%s: %s is out of range %u..%u", name, v, lo, hi);
-        return false;
-    }
-    *out = (uint32_t)x;
-    return true;
-}
-
-static bool pick(const char *v, const char *const *names, int n, int *out)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcasecmp(v, names[i])) {
-            *out = i;
-            return true;
-        }
-    return false;
-}
+enum { O_GPU = VF_OPT_CMD_FIRST, O_LOCAL, O_TRAIN, O_JSON, O_UNITS, O_EMIT, O_HELP };
 
 int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a, void (*helpfn)(void))
 {
-    static const struct option opts[] = {
-        {"gpu", required_argument, 0, O_GPU},         {"local", no_argument, 0, O_LOCAL},
-        {"context", required_argument, 0, O_CONTEXT}, {"batch", required_argument, 0, O_BATCH},
-        {"weights", required_argument, 0, O_WEIGHTS}, {"kv", required_argument, 0, O_KV},
-        {"runtime", required_argument, 0, O_RUNTIME}, {"attn", required_argument, 0, O_ATTN},
-        {"util", required_argument, 0, O_UTIL},       {"tp", required_argument, 0, O_TP},
-        {"pp", required_argument, 0, O_PP},           {"train", no_argument, 0, O_TRAIN},
-        {"seq-len", required_argument, 0, O_SEQ},     {"micro-batch", required_argument, 0, O_MICRO},
-        {"grad-accum", required_argument, 0, O_ACCUM}, {"zero", required_argument, 0, O_ZERO},
-        {"lora", required_argument, 0, O_LORA},       {"qlora", required_argument, 0, O_QLORA},
-        {"recompute", required_argument, 0, O_RECOMP}, {"offload", required_argument, 0, O_OFFLOAD},
-        {"optimizer", required_argument, 0, O_OPTIM}, {"json", no_argument, 0, O_JSON},
-        {"units", required_argument, 0, O_UNITS},     {"emit", required_argument, 0, O_EMIT},
-        {"help", no_argument, 0, O_HELP},
-        /* the spellings of 'vramfit estimate' (vramfit.1) */
-        {"gpu-util", required_argument, 0, O_UTIL},   {"max-model-len", required_argument, 0, O_MML},
-        {"max-num-seqs", required_argument, 0, O_MNS}, {"max-num-batched-tokens", required_argument, 0, O_MNBT},
-        {"ubatch", required_argument, 0, O_UBATCH},   {"lc-batch", required_argument, 0, O_LCBATCH},
-        {"parallel", required_argument, 0, O_PARALLEL}, {"n-gpu-layers", required_argument, 0, O_NGL},
-        {"flash-attn", required_argument, 0, O_FA},   {"swa-full", no_argument, 0, O_SWA},
-        {"precision", required_argument, 0, O_PREC},  {"grad-checkpoint", required_argument, 0, O_RECOMP},
-        {"lora-rank", required_argument, 0, O_LORA},  {"lora-targets", required_argument, 0, O_TARGETS},
-        {"fsdp", required_argument, 0, O_FSDP},       {"gpus", required_argument, 0, O_GPUS},
-        {"ep", required_argument, 0, O_EP},           {"enforce-eager", no_argument, 0, O_EAGER},
-        {0, 0, 0, 0}};
+    /* this table first: its --gpu (with a count and --local) wins over the shared one */
+    static const struct option cmd_opts[] = {
+        {"gpu", required_argument, 0, O_GPU},   {"local", no_argument, 0, O_LOCAL},
+        {"train", no_argument, 0, O_TRAIN},     {"json", no_argument, 0, O_JSON},
+        {"units", required_argument, 0, O_UNITS}, {"emit", required_argument, 0, O_EMIT},
+        {"help", no_argument, 0, O_HELP},       {0, 0, 0, 0}};
+    struct option all[160];
+    const struct option *const tables[] = {cmd_opts, vf_cli_estimate_options, vf_cli_train_options};
     memset(a, 0, sizeof *a);
     vf_estimate_opts_init(&a->est);
     vf_estimate_opts *o = &a->est;
-    uint64_t context = 0, batch = 0;
+    if (!vf_cli_options_merge(all, sizeof all / sizeof all[0], tables, 3))
+        return vf_usage_error(cmd, "too many options");
     bool emit_ok = !strcmp(cmd, "plan");
-    int c, rc = -1;
+    int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
         const char *v = optarg;
-        uint32_t u32;
-        int k;
         switch (c) {
         case O_HELP:
             helpfn();
             return VF_EXIT_OK;
         case O_GPU:
             a->gpu = v;
-            break;
+            continue;
         case O_LOCAL:
             a->local = true;
-            break;
-        case O_CONTEXT:
-        case O_SEQ:
-            if (!u64_arg(cmd, c == O_SEQ ? "--seq-len" : "--context", v, &context, &rc))
-                return rc;
-            if (!context)
-                return vf_usage_error(cmd, "--context must be at least 1");
-            break;
-        case O_BATCH:
-        case O_MICRO:
-            if (!u64_arg(cmd, c == O_MICRO ? "--micro-batch" : "--batch", v, &batch, &rc))
-                return rc;
-            if (!batch)
-                return vf_usage_error(cmd, "--batch must be at least 1");
-            break;
-        case O_WEIGHTS: {
-            vf_quant_scheme q;
-            if (vf_quant_scheme_parse(v, &q) != VF_OK)
-                return vf_usage_error(cmd, "--weights: unknown format '%s'", v);
-            snprintf(o->weights, sizeof o->weights, "%s", v);
-            break;
-        }
-        case O_KV:
-            if (strlen(v) >= sizeof o->infer.kv_dtype)
-                return vf_usage_error(cmd, "--kv: '%s' is too long", v);
-            snprintf(o->infer.kv_dtype, sizeof o->infer.kv_dtype, "%s", v);
-            break;
-        case O_RUNTIME: {
-            static const char *const n[] = {"generic", "transformers", "vllm", "llamacpp"};
-            if (!pick(v, n, 4, &k) && !(!strcasecmp(v, "llama.cpp") && (k = 3, true)))
-                return vf_usage_error(cmd, "--runtime: '%s' is not generic, transformers, vllm or llamacpp", v);
-            o->runtime = (vf_runtime)k;
-            a->runtime_set = true;
-            break;
-        }
-        case O_ATTN: {
-            static const char *const n[] = {"default", "eager", "sdpa", "flash"};
-            if (!pick(v, n, 4, &k))
-                return vf_usage_error(cmd, "--attn: '%s' is not eager, sdpa or flash", v);
-            o->infer.attn = (vf_attn)k;
-            o->infer.flash_attn = k == VF_ATTN_FLASH ? 1 : o->infer.flash_attn;
-            break;
-        }
-        case O_UTIL: {
-            char *end;
-            double u = strtod(v, &end);
-            if (*end || !(u > 0 && u <= 1))
-                return vf_usage_error(cmd, "--util: '%s' is not a fraction in (0, 1]", v);
-            o->infer.gpu_util = u;
-            break;
-        }
-        case O_TP:
-            if (!u32_arg(cmd, "--tp", v, 1, 4096, &u32, &rc))
-                return rc;
-            o->tp = u32;
-            break;
-        case O_PP:
-            if (!u32_arg(cmd, "--pp", v, 1, 4096, &u32, &rc))
-                return rc;
-            o->pp = u32;
-            break;
+            continue;
         case O_TRAIN:
             o->mode = VF_MODE_TRAINING;
-            break;
-        case O_ACCUM:
-            if (!u32_arg(cmd, "--grad-accum", v, 1, 1u << 20, &u32, &rc))
-                return rc;
-            o->train.grad_accum = u32;
-            break;
-        case O_ZERO:
-            if (!u32_arg(cmd, "--zero", v, 0, 3, &u32, &rc))
-                return rc;
-            o->train.zero = (int)u32;
-            break;
-        case O_LORA:
-            if (!u32_arg(cmd, "--lora", v, 1, 65536, &u32, &rc))
-                return rc;
-            o->train.lora_rank = u32;
-            break;
-        case O_QLORA:
-            if (strcasecmp(v, "nf4") && strcasecmp(v, "nf4-dq"))
-                return vf_usage_error(cmd, "--qlora: '%s' is not nf4 or nf4-dq", v);
-            snprintf(o->train.qlora, sizeof o->train.qlora, "%s", v);
-            if (!o->train.lora_rank)
-                o->train.lora_rank = 16;
-            break;
-        case O_RECOMP: {
-            static const char *const n[] = {"none", "selective", "full"};
-            if (!pick(v, n, 3, &k))
-                return vf_usage_error(cmd, "--recompute: '%s' is not none, selective or full", v);
-            o->train.recompute = (vf_recompute)k;
-            break;
-        }
-        case O_OFFLOAD: {
-            static const char *const n[] = {"none", "optimizer", "params", "both"};
-            if (!pick(v, n, 4, &k))
-                return vf_usage_error(cmd, "--offload: '%s' is not none, optimizer, params or both", v);
-            o->train.offload = (vf_offload)k;
-            break;
-        }
-        case O_OPTIM: {
-            static const struct {
-                const char *n;
-                vf_optimizer o;
-            } t[] = {{"adamw", VF_OPT_ADAMW},   {"adam", VF_OPT_ADAM},           {"adamw-8bit", VF_OPT_ADAMW_8BIT},
-                     {"sgd", VF_OPT_SGD},       {"sgd-momentum", VF_OPT_SGD_MOMENTUM}, {"adafactor", VF_OPT_ADAFACTOR},
-                     {"lion", VF_OPT_LION},     {"adagrad", VF_OPT_ADAGRAD}};
-            bool found = false;
-            for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-                if (!strcasecmp(v, t[i].n)) {
-                    o->train.optimizer = t[i].o;
-                    found = true;
-                }
-            if (!found)
-                return vf_usage_error(cmd, "--optimizer: unknown optimizer '%s'", v);
-            break;
-        }
-        case O_MML:
-        case O_MNS:
-        case O_MNBT:
-        case O_UBATCH:
-        case O_LCBATCH: {
-            uint64_t x;
-            if (!u64_arg(cmd, argv[optind - 1], v, &x, &rc))
-                return rc;
-            if (!x)
-                return vf_usage_error(cmd, "%s must be at least 1", argv[optind - 1]);
-            if (c == O_MML)
-                o->infer.max_model_len = x;
-            else if (c == O_MNS)
-                o->infer.max_num_seqs = x;
-            else if (c == O_MNBT)
-                o->infer.max_num_batched_tokens = x;
-            else if (c == O_UBATCH)
-                o->infer.ubatch = x;
-            else
-                o->infer.lc_batch = x;
-            break;
-        }
-        case O_PARALLEL:
-            if (!u32_arg(cmd, "--parallel", v, 1, 65536, &u32, &rc))
-                return rc;
-            o->infer.parallel = u32;
-            break;
-        case O_NGL: {
-            uint64_t x;
-            if (!strcmp(v, "-1") || !strcasecmp(v, "all")) {
-                o->infer.n_gpu_layers = -1;
-                break;
-            }
-            if (!u64_arg(cmd, "--n-gpu-layers", v, &x, &rc))
-                return rc;
-            if (x > 100000)
-                return vf_usage_error(cmd, "--n-gpu-layers: %s is out of range", v);
-            o->infer.n_gpu_layers = (int32_t)x;
-            break;
-        }
-        case O_FA: {
-            static const char *const n[] = {"off", "on", "auto"};
-            if (!pick(v, n, 3, &k))
-                return vf_usage_error(cmd, "--flash-attn: '%s' is not on, off or auto", v);
-            o->infer.flash_attn = k == 2 ? -1 : k;
-            break;
-        }
-        case O_SWA:
-            o->infer.swa_full = true;
-            break;
-        case O_EAGER:
-            o->infer.enforce_eager = true;
-            break;
-        case O_PREC: {
-            static const char *const n[] = {"fp32", "fp16-mixed", "bf16-mixed", "bf16"};
-            if (!pick(v, n, 4, &k))
-                return vf_usage_error(cmd, "--precision: '%s' is not fp32, fp16-mixed, bf16-mixed or bf16", v);
-            o->train.precision = (vf_precision)k;
-            break;
-        }
-        case O_TARGETS:
-            if (strlen(v) >= sizeof o->train.lora_targets)
-                return vf_usage_error(cmd, "--lora-targets: too long");
-            snprintf(o->train.lora_targets, sizeof o->train.lora_targets, "%s", v);
-            break;
-        case O_FSDP: {
-            static const char *const n[] = {"none", "full", "grad-op", "no-shard"};
-            if (!pick(v, n, 4, &k))
-                return vf_usage_error(cmd, "--fsdp: '%s' is not none, full, grad-op or no-shard", v);
-            o->train.fsdp = k;
-            break;
-        }
-        case O_GPUS:
-            if (!u32_arg(cmd, "--gpus", v, 1, 65536, &u32, &rc))
-                return rc;
-            o->gpus = u32;
-            break;
-        case O_EP:
-            if (!u32_arg(cmd, "--ep", v, 1, 4096, &u32, &rc))
-                return rc;
-            o->ep = u32;
-            break;
+            continue;
         case O_JSON:
             a->json = true;
-            break;
+            continue;
         case O_UNITS:
             if (!vf_parse_units(v, &a->units))
                 return vf_usage_error(cmd, "--units: '%s' is not gib or gb", v);
-            break;
+            continue;
         case O_EMIT:
             if (!emit_ok)
                 return vf_usage_error(cmd, "unknown option '--emit'");
             a->emit = v;
-            break;
+            continue;
         case ':':
             return vf_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default:
+        case '?':
             return vf_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        default:
+            break;
         }
+        if (c == VF_OPT_RUNTIME)
+            a->runtime_set = true;
+        int r = vf_cli_parse_infer_opt(c, v, o);
+        if (r == 0)
+            r = vf_cli_parse_train_opt(c, v, o);
+        if (r < 0)
+            return VF_EXIT_USAGE;
+        if (r == 0)
+            return vf_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
     }
     if (optind >= argc)
         return vf_usage_error(cmd, "missing MODEL");
@@ -351,22 +99,25 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
     a->model = argv[optind];
     if (a->gpu && a->local)
         return vf_usage_error(cmd, "--gpu and --local exclude each other");
-    if (o->mode == VF_MODE_TRAINING) {
-        o->train.seq_len = context;
-        o->train.micro_batch = batch;
-    } else {
-        o->infer.context = context;
-        o->infer.batch = batch;
-        if (o->runtime == VF_RUNTIME_VLLM) {
-            if (!o->infer.max_model_len)
-                o->infer.max_model_len = context;
-            else if (!context)
-                o->infer.context = o->infer.max_model_len;
-            if (!o->infer.max_num_seqs)
-                o->infer.max_num_seqs = batch;
-        }
+    return -1;
+}
+
+/* Knobs that depend on the model or runtime, once both are known: vLLM sizes
+ * for max_model_len and max_num_seqs, which --context and --batch stand for;
+ * a GGUF file runs on llama.cpp unless told otherwise. */
+void vf_cli_fit_settle(vf_cli_fit_args *a, const vf_model *m)
+{
+    vf_estimate_opts *o = &a->est;
+    if (!a->runtime_set)
+        vf_cli_default_runtime(o, m);
+    if (o->mode == VF_MODE_INFERENCE && o->runtime == VF_RUNTIME_VLLM) {
+        if (!o->infer.max_model_len)
+            o->infer.max_model_len = o->infer.context;
+        else if (!o->infer.context)
+            o->infer.context = o->infer.max_model_len;
+        if (!o->infer.max_num_seqs)
+            o->infer.max_num_seqs = o->infer.batch;
     }
-    return rc;
 }
 
 int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c)
@@ -476,7 +227,7 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
 {
     char b1[32], b2[32], b3[32];
     vf_units u = a->units;
-    printf("Model:  %s (%s)\n", model, mode_name(&a->est));
+    printf("Model:  %s (%s, runtime %s)\n", model, mode_name(&a->est), vf_runtime_name(a->est.runtime));
     printf("GPU:    %s x%u, %s each\n", c->name, c->count, vf_fmt_bytes(f->gpu_bytes, u, b1, sizeof b1));
     if (c->note[0])
         printf("        note: %s\n", c->note);
@@ -484,8 +235,9 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     printf("Fits:   %s: needs %s per GPU of %s; %s %s\n", f->fits ? "yes" : "no",
            vf_fmt_bytes(f->needed_bytes, u, b1, sizeof b1), vf_fmt_bytes(f->gpu_bytes, u, b2, sizeof b2),
            h >= 0 ? "headroom" : "short by", vf_fmt_bytes((uint64_t)(h >= 0 ? h : -h), u, b3, sizeof b3));
-    if (f->needed_bytes != f->est.per_gpu_bytes && f->est.starts)
-        printf("        (the smallest device it fits on: the engine sizes its cache from the device)\n");
+    if (f->est.starts && (double)f->est.per_gpu_bytes > 1.01 * (double)f->needed_bytes)
+        printf("        (the smallest device it fits on; the engine takes %s here, sizing its cache from the device)\n",
+               vf_fmt_bytes(f->est.per_gpu_bytes, u, b1, sizeof b1));
     if (!f->est.starts && f->est.reason[0])
         printf("        the engine would not start: %s\n", f->est.reason);
     if (f->est.max_concurrency > 0)
@@ -670,6 +422,7 @@ int cmd_fit(int argc, char **argv)
     vf_model *m = NULL;
     if ((rc = vf_cli_open_model(a.model, &m)) != VF_EXIT_OK)
         return rc;
+    vf_cli_fit_settle(&a, m);
     rc = a.gpu || a.local ? fit_one(&a, m, &c) : fit_catalog(&a, m);
     vf_model_free(m);
     return rc;

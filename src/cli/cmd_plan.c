@@ -18,7 +18,7 @@ static void help(void)
            "  llamacpp    llama-server -m FILE -ngl -c -b -ub --tensor-split -ctk -ctv -fa\n"
            "  deepspeed   a DeepSpeed config JSON (ZeRO stage, offload, precision, batch sizes)\n"
            "  accelerate  transformers from_pretrained with device_map and max_memory\n\n"
-           "Knobs are those of 'vramfit fit' (see 'vramfit fit --help').\n");
+           "Knobs are those of 'vramfit estimate' and 'vramfit fit' (see 'vramfit fit --help').\n");
 }
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -52,10 +52,7 @@ int cmd_plan(int argc, char **argv)
         a.est.runtime = engine == VF_ENGINE_VLLM       ? VF_RUNTIME_VLLM
                         : engine == VF_ENGINE_LLAMACPP ? VF_RUNTIME_LLAMACPP
                                                        : VF_RUNTIME_TRANSFORMERS;
-        if (engine == VF_ENGINE_VLLM) {
-            a.est.infer.max_model_len = a.est.infer.context;
-            a.est.infer.max_num_seqs = a.est.infer.batch;
-        }
+        a.runtime_set = true;
     }
     vf_gpu_choice c;
     memset(&c, 0, sizeof c);
@@ -64,6 +61,7 @@ int cmd_plan(int argc, char **argv)
     vf_model *m = NULL;
     if ((rc = vf_cli_open_model(a.model, &m)) != VF_EXIT_OK)
         return rc;
+    vf_cli_fit_settle(&a, m);
     vf_fit *f = calloc(1, sizeof *f);
     char *buf = malloc(1 << 16);
     vf_error e = {0};

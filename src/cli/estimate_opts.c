@@ -40,7 +40,7 @@ const struct option vf_cli_estimate_options[] = {
 
 void vf_cli_infer_opts_help(FILE *f)
 {
-    fputs("  --runtime R            generic (default) | transformers | vllm | llamacpp | litgpt\n"
+    fputs("  --runtime R            transformers | vllm | llamacpp | litgpt | generic (the plain sum)\n"
           "  --weights W            re-price the weights: a dtype (bf16, fp32, q8_0, ...), a llama.cpp file\n"
           "                         type (q4_k_m, q5_k_s, q3_k_l, iq4_xs, ...) or a load scheme (int8, int4,\n"
           "                         nf4, nf4-dq, fp8, gptq[-intB][-gN], awq[-gN])\n"
@@ -271,4 +271,11 @@ bool vf_cli_options_merge(struct option *out, size_t cap, const struct option *c
         return false;
     memset(&out[k], 0, sizeof out[k]);
     return true;
+}
+
+void vf_cli_default_runtime(vf_estimate_opts *o, const vf_model *m)
+{
+    if (o->mode != VF_MODE_INFERENCE)
+        return;
+    o->runtime = vf_model_format(m) == VF_FORMAT_GGUF ? VF_RUNTIME_LLAMACPP : VF_RUNTIME_TRANSFORMERS;
 }

@@ -15,6 +15,21 @@ void vf_estimate_opts_init(vf_estimate_opts *o)
     o->train.precision = VF_PREC_BF16_MIXED;
 }
 
+const char *vf_runtime_name(vf_runtime r)
+{
+    switch (r) {
+    case VF_RUNTIME_TRANSFORMERS:
+        return "transformers";
+    case VF_RUNTIME_VLLM:
+        return "vllm";
+    case VF_RUNTIME_LLAMACPP:
+        return "llamacpp";
+    case VF_RUNTIME_GENERIC:
+        break;
+    }
+    return "generic";
+}
+
 static VF_PRINTF(3, 0) void note(char (*arr)[VF_NOTE_LEN], size_t *n, const char *fmt, va_list ap)
 {
     if (*n >= VF_MAX_NOTES)

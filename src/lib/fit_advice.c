@@ -79,12 +79,12 @@ static void advise_inference(advisor *a)
     if (llama && b->infer.flash_attn != 1) {
         o = *b;
         o.infer.flash_attn = 1;
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "-fa on (flash attention)",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "--flash-attn on",
             "no quality change; smaller attention buffers where the backend has the kernel");
     } else if (!llama && !vllm && b->infer.attn != VF_ATTN_FLASH) {
         o = *b;
         o.infer.attn = VF_ATTN_FLASH;
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "--attn flash (flash attention)",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "--attn flash",
             "no quality change; needs flash-attn kernels for the GPU (Ampere or newer)");
     }
     if (kv_is_16bit(b)) {
@@ -92,7 +92,7 @@ static void advise_inference(advisor *a)
         if (llama) {
             snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "q8_0");
             o.infer.flash_attn = 1; /* a quantized V cache needs flash attention in llama.cpp */
-            add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--kv q8_0 (-ctk q8_0 -ctv q8_0)",
+            add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--kv q8_0 --flash-attn on",
                 "KV cache at 8.5 bits: half the cache, a small quality effect");
         } else {
             snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "fp8");
@@ -141,7 +141,7 @@ static void advise_inference(advisor *a)
         if (lo >= 0) {
             o.infer.n_gpu_layers = lo;
             char ch[224];
-            snprintf(ch, sizeof ch, "-ngl %d (offload the rest to the CPU)", lo);
+            snprintf(ch, sizeof ch, "--n-gpu-layers %d (the rest on the CPU)", lo);
             add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED, ch,
                 "layers on the CPU run at host memory speed: much slower decoding");
         }
@@ -158,7 +158,7 @@ static void advise_training(advisor *a)
     if (b->infer.attn != VF_ATTN_FLASH) {
         o = *b;
         o.infer.attn = VF_ATTN_FLASH;
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "--attn flash (flash attention)",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "--attn flash",
             "no quality change; attention scores are not stored");
     }
     if (t->recompute != VF_RECOMPUTE_FULL) {
@@ -214,9 +214,10 @@ static void advise_training(advisor *a)
     if (t->offload == VF_OFFLOAD_NONE) {
         o = *b;
         o.train.offload = VF_OFFLOAD_OPTIMIZER;
-        if (o.train.zero < 2)
+        bool raise = o.train.zero < 2 && o.train.fsdp == 0; /* DeepSpeed offloads from ZeRO stages 1-3 */
+        if (raise)
             o.train.zero = 2;
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED, "--offload optimizer",
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED, raise ? "--zero 2 --offload optimizer" : "--offload optimizer",
             "optimizer states and step on the CPU (ZeRO-Offload): host memory and PCIe bound steps");
     }
     if (t->offload != VF_OFFLOAD_BOTH) {
@@ -248,7 +249,7 @@ static step apply_step(const advisor *a, int k, vf_estimate_opts *o)
         case 0:
             if (llama && o->infer.flash_attn != 1) {
                 o->infer.flash_attn = 1;
-                st = (step){COST_FREE, "-fa on"};
+                st = (step){COST_FREE, "--flash-attn on"};
             } else if (!llama && !vllm && o->infer.attn != VF_ATTN_FLASH) {
                 o->infer.attn = VF_ATTN_FLASH;
                 st = (step){COST_FREE, "--attn flash"};
@@ -259,7 +260,7 @@ static step apply_step(const advisor *a, int k, vf_estimate_opts *o)
                 snprintf(o->infer.kv_dtype, sizeof o->infer.kv_dtype, "%s", llama ? "q8_0" : "fp8");
                 if (llama)
                     o->infer.flash_attn = 1;
-                st = (step){COST_SMALL, llama ? "--kv q8_0" : "--kv fp8"};
+                st = (step){COST_SMALL, llama ? "--kv q8_0 --flash-attn on" : "--kv fp8"};
             }
             break;
         case 2:
@@ -322,9 +323,10 @@ static step apply_step(const advisor *a, int k, vf_estimate_opts *o)
     case 6:
         if (o->train.offload == VF_OFFLOAD_NONE) {
             o->train.offload = VF_OFFLOAD_OPTIMIZER;
-            if (o->train.zero < 2)
+            bool raise = o->train.zero < 2 && o->train.fsdp == 0;
+            if (raise)
                 o->train.zero = 2;
-            st = (step){COST_SPEED, "--offload optimizer"};
+            st = (step){COST_SPEED, raise ? "--zero 2 --offload optimizer" : "--offload optimizer"};
         }
         break;
     default:

@@ -25,6 +25,8 @@ static uint64_t torch_block(uint64_t size)
     if (r < min_large) /* small blocks and 20 MiB blocks split to the request */
         return r;
     uint64_t seg = vf__smul(vf__sadd(r, round_large - 1) / round_large, round_large);
+    if (seg < r) /* saturated */
+        return r;
     return seg - r > small ? r : seg;
 }
 

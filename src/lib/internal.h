@@ -61,6 +61,8 @@ struct vf_model {
     /* name arena: tensor and file names point into these blocks */
     char **strings;
     size_t n_strings, cap_strings;
+    char *arena_next; /* free space left in the last block */
+    size_t arena_left;
 };
 
 VF_HIDDEN vf_model *vf__model_new(vf_format fmt, const char *source);

@@ -78,14 +78,29 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
     return true;
 }
 
+/* Names are many (100k+ tensors) and short: they are carved from 64 KiB
+ * blocks listed in m->strings rather than malloc'd one by one. */
+#define VF_ARENA_BLOCK ((size_t)64 << 10)
+
 const char *vf__model_strdup(vf_model *m, const char *s)
 {
-    if (!grow((void **)&m->strings, &m->cap_strings, m->n_strings, sizeof *m->strings))
-        return NULL;
-    char *d = strdup(s);
-    if (!d)
-        return NULL;
-    m->strings[m->n_strings++] = d;
+    size_t n = strlen(s) + 1;
+    if (n > m->arena_left) {
+        if (!grow((void **)&m->strings, &m->cap_strings, m->n_strings, sizeof *m->strings))
+            return NULL;
+        bool own = n > VF_ARENA_BLOCK / 4; /* a long one gets its own block; the current stays */
+        char *b = malloc(own ? n : VF_ARENA_BLOCK);
+        if (!b)
+            return NULL;
+        m->strings[m->n_strings++] = b;
+        if (own)
+            return memcpy(b, s, n);
+        m->arena_next = b;
+        m->arena_left = VF_ARENA_BLOCK;
+    }
+    char *d = memcpy(m->arena_next, s, n);
+    m->arena_next += n;
+    m->arena_left -= n;
     return d;
 }
 
@@ -191,10 +206,14 @@ int32_t vf__tensor_layer_from_name(const char *name)
         size_t len = (size_t)(p - seg);
         if (len > 0 && len < 9) {
             bool digits = true;
-            for (size_t i = 0; i < len; i++)
-                digits = digits && isdigit((unsigned char)seg[i]);
+            int32_t v = 0; /* < 10^8: fits */
+            for (size_t i = 0; i < len && digits; i++) {
+                digits = seg[i] >= '0' && seg[i] <= '9';
+                if (digits)
+                    v = v * 10 + (seg[i] - '0');
+            }
             if (digits && seg != name)
-                return (int32_t)strtol(seg, NULL, 10);
+                return v;
         }
         if (*p)
             p++;
@@ -206,16 +225,20 @@ static bool has(const char *s, const char *sub) { return strstr(s, sub) != NULL;
 
 vf_role vf__tensor_role_from_name(const char *n)
 {
+    /* called for every tensor (100k+ in a large MoE): the length once, the
+     * suffixes compared as constants */
+    size_t len = strlen(n);
+#define ENDS(lit) (len >= sizeof(lit) - 1 && memcmp(n + len - (sizeof(lit) - 1), lit, sizeof(lit) - 1) == 0)
     /* buffers that checkpoints store but that are not parameters */
-    if (vf__ends_with(n, "rotary_emb.inv_freq") || vf__ends_with(n, ".attn.masked_bias") ||
-        vf__ends_with(n, ".attn.bias") /* not c_attn.bias */ || vf__ends_with(n, "position_ids") || vf__ends_with(n, "rope_freqs.weight"))
+    if (ENDS("rotary_emb.inv_freq") || ENDS(".attn.masked_bias") ||
+        ENDS(".attn.bias") /* not c_attn.bias */ || ENDS("position_ids") || ENDS("rope_freqs.weight"))
         return VF_ROLE_BUFFER;
     /* quantization side data: scales, zeros, indices, absmax */
-    if (vf__ends_with(n, ".scales") || vf__ends_with(n, ".qzeros") || vf__ends_with(n, ".g_idx") ||
-        vf__ends_with(n, ".SCB") || vf__ends_with(n, ".absmax") || vf__ends_with(n, ".quant_map") ||
-        vf__ends_with(n, ".nested_absmax") || vf__ends_with(n, ".nested_quant_map") ||
-        has(n, ".quant_state.") || vf__ends_with(n, "_scale") || vf__ends_with(n, "_scale_inv") ||
-        vf__ends_with(n, "_scales") || vf__ends_with(n, ".weight_zero_point") || vf__ends_with(n, ".input_scale"))
+    if (ENDS(".scales") || ENDS(".qzeros") || ENDS(".g_idx") ||
+        ENDS(".SCB") || ENDS(".absmax") || ENDS(".quant_map") ||
+        ENDS(".nested_absmax") || ENDS(".nested_quant_map") ||
+        has(n, ".quant_state.") || ENDS("_scale") || ENDS("_scale_inv") ||
+        ENDS("_scales") || ENDS(".weight_zero_point") || ENDS(".input_scale"))
         return VF_ROLE_QUANT_AUX;
     if (has(n, "shared_expert") || has(n, "_shexp"))
         return VF_ROLE_SHARED_EXPERT;
@@ -229,8 +252,8 @@ vf_role vf__tensor_role_from_name(const char *n)
     if (has(n, "norm") || has(n, "LayerNorm") || has(n, ".ln_") || has(n, "ln_f.") || has(n, ".ln1") ||
         has(n, ".ln2"))
         return VF_ROLE_NORM;
-    if (vf__ends_with(n, ".bias") || vf__ends_with(n, "_bias") || vf__ends_with(n, ".sinks") ||
-        vf__ends_with(n, "attn_sinks.weight"))
+    if (ENDS(".bias") || ENDS("_bias") || ENDS(".sinks") ||
+        ENDS("attn_sinks.weight"))
         return VF_ROLE_BIAS;
     if (has(n, "wpe.") || has(n, "position_embeddings") || has(n, "token_type_embeddings") ||
         has(n, "position_embd"))
@@ -268,6 +291,7 @@ vf_role vf__tensor_role_from_name(const char *n)
         has(n, ".output.dense") || has(n, ".w2.") || has(n, "fc_out") || has(n, "mlp.fc2"))
         return VF_ROLE_MLP_DOWN;
     return VF_ROLE_OTHER;
+#undef ENDS
 }
 
 void vf__model_classify(vf_model *m)

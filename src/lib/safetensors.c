@@ -5,8 +5,10 @@
  * 100,000,000 bytes and inside the file; offsets exact integers, sorted
  * contiguous from 0, each tensor's byte length = elements x bits / 8, no
  * trailing bytes; unknown dtype, duplicate names and non-string metadata
- * values refused. Only the header is read, never the data. */
+ * values refused. Only the header is read, never the data; st_parse.c
+ * parses it. */
 #include "internal.h"
+#include "st_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,24 +29,55 @@ static int cmp_span(const void *a, const void *b)
         return x->begin < y->begin ? -1 : 1;
     if (x->end != y->end)
         return x->end < y->end ? -1 : 1;
-    return 0;
+    return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
 }
 
-static vf_status parse_entry(vf_model *m, const char *path, const char *name, json_t *v, uint32_t file,
-                             uint64_t data_start, span *sp, vf_error *err)
+typedef struct reader {
+    vf_model *m;
+    const char *path;
+    uint32_t file;
+    uint64_t data_start;
+    /* the dtype strings seen last and what they are (weights and their
+     * scales alternate between two) */
+    struct {
+        char s[16];
+        size_t len;
+        vf_dtype dt;
+    } seen[2];
+} reader;
+
+static vf_dtype dtype_of(reader *r, const char *s, size_t len)
 {
-    if (!json_is_object(v))
-        return vf__err(err, VF_EFORMAT, path, "tensor '%s': entry is not an object", name);
-    json_t *jd = json_object_get(v, "dtype"), *js = json_object_get(v, "shape"),
-           *jo = json_object_get(v, "data_offsets");
-    if (!json_is_string(jd))
+    for (int k = 0; k < 2; k++) {
+        bool same = r->seen[k].len == len && r->seen[k].dt != VF_DTYPE_UNKNOWN;
+        for (size_t i = 0; same && i < len; i++)
+            same = s[i] == r->seen[k].s[i];
+        if (same)
+            return r->seen[k].dt;
+    }
+    vf_dtype dt = vf_dtype_from_safetensors(s);
+    if (dt != VF_DTYPE_UNKNOWN && len < sizeof r->seen[0].s) {
+        r->seen[1] = r->seen[0];
+        memcpy(r->seen[0].s, s, len + 1);
+        r->seen[0].len = len;
+        r->seen[0].dt = dt;
+    }
+    return dt;
+}
+
+/* One tensor entry, as the parser decoded it: what it means. */
+static vf_status add_entry(void *ctx, vf__st_entry *e, vf_error *err)
+{
+    reader *r = ctx;
+    const char *path = r->path, *name = e->name;
+    if (!e->dtype)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': missing dtype", name);
-    vf_dtype dt = vf_dtype_from_safetensors(json_string_value(jd));
+    vf_dtype dt = dtype_of(r, e->dtype, e->dtype_len);
     if (dt == VF_DTYPE_UNKNOWN)
-        return vf__err(err, VF_EFORMAT, path, "tensor '%s': unknown dtype '%.32s'", name, json_string_value(jd));
-    if (!json_is_array(js))
+        return vf__err(err, VF_EFORMAT, path, "tensor '%s': unknown dtype '%.32s'", name, e->dtype);
+    if (!e->has_shape)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': missing shape", name);
-    size_t nd = json_array_size(js);
+    size_t nd = e->n_dims;
     if (nd > VF_MAX_DIMS)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': %zu dimensions, at most %d supported", name, nd,
                        VF_MAX_DIMS);
@@ -53,14 +86,13 @@ static vf_status parse_entry(vf_model *m, const char *path, const char *name, js
     t.name = name;
     t.dtype = dt;
     t.n_dims = (uint32_t)nd;
-    t.file = file;
+    t.file = r->file;
     t.n_elements = 1;
     for (size_t i = 0; i < nd; i++) {
-        uint64_t d;
-        if (!vf__json_u64(json_array_get(js, i), &d))
+        if (i == e->shape_bad)
             return vf__err(err, VF_EFORMAT, path, "tensor '%s': shape entries must be non-negative integers", name);
-        t.shape[i] = d;
-        if (vf__mul_overflow(t.n_elements, d, &t.n_elements))
+        t.shape[i] = e->shape[i];
+        if (vf__mul_overflow(t.n_elements, e->shape[i], &t.n_elements))
             return vf__err(err, VF_EFORMAT, path, "tensor '%s': element count overflows", name);
     }
     vf_status st = vf_dtype_bytes(dt, t.n_elements, &t.n_bytes);
@@ -69,37 +101,70 @@ static vf_status parse_entry(vf_model *m, const char *path, const char *name, js
                        (unsigned long long)t.n_elements, vf_dtype_get(dt)->name);
     if (st != VF_OK)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': byte size overflows", name);
-    uint64_t b, e;
-    if (!json_is_array(jo) || json_array_size(jo) != 2 || !vf__json_u64(json_array_get(jo, 0), &b) ||
-        !vf__json_u64(json_array_get(jo, 1), &e))
+    if (!e->offsets_ok)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': data_offsets must be two non-negative integers", name);
-    if (e < b)
+    uint64_t b = e->offsets[0], end = e->offsets[1];
+    if (end < b)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': data_offsets end before they begin", name);
-    if (e - b != t.n_bytes)
+    if (end - b != t.n_bytes)
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': data_offsets span %llu bytes, shape and dtype need %llu",
-                       name, (unsigned long long)(e - b), (unsigned long long)t.n_bytes);
-    if (vf__add_overflow(data_start, b, &t.offset))
+                       name, (unsigned long long)(end - b), (unsigned long long)t.n_bytes);
+    if (vf__add_overflow(r->data_start, b, &t.offset))
         return vf__err(err, VF_EFORMAT, path, "tensor '%s': offset overflows", name);
-    sp->begin = b;
-    sp->end = e;
-    sp->tensor = m->n_tensors;
-    if (!vf__model_add_tensor(m, &t))
+    const vf_tensor *d = vf__model_add_tensor(r->m, &t);
+    if (!d)
         return vf__err(err, VF_ENOMEM, path, "too many tensors or out of memory");
+    e->stored_name = d->name;
     return VF_OK;
 }
 
-static vf_status check_metadata(json_t *md, const char *path, vf_error *err)
+/* The tensors [first, m->n_tensors) must tile the data section exactly. */
+static vf_status check_tiling(vf_model *m, size_t first, uint64_t data_start, uint64_t data_len, const char *path,
+                              vf_error *err)
 {
-    if (!json_is_object(md))
-        return vf__err(err, VF_EFORMAT, path, "__metadata__ is not an object");
-    const char *k;
-    json_t *v;
-    json_object_foreach(md, k, v)
-    {
-        if (!json_is_string(v))
-            return vf__err(err, VF_EFORMAT, path, "__metadata__ value '%s' is not a string", k);
+    size_t k = m->n_tensors - first;
+    if (k == 0)
+        return data_len == 0 ? VF_OK
+                             : vf__err(err, VF_EFORMAT, path, "tensor data covers 0 of %llu bytes after the header",
+                                       (unsigned long long)data_len);
+    const vf_tensor *ts = m->tensors + first;
+    /* writers store tensors in offset order: then no sort is needed */
+    bool sorted = true;
+    for (size_t i = 1; i < k && sorted; i++) {
+        uint64_t b0 = ts[i - 1].offset, b1 = ts[i].offset;
+        sorted = b0 < b1 || (b0 == b1 && ts[i - 1].n_bytes <= ts[i].n_bytes);
     }
-    return VF_OK;
+    span *spans = calloc(k && !sorted ? k : 1, sizeof *spans);
+    if (!spans)
+        return vf__err(err, VF_ENOMEM, path, "out of memory");
+    if (!sorted) {
+        for (size_t i = 0; i < k; i++) {
+            spans[i].begin = ts[i].offset - data_start;
+            spans[i].end = spans[i].begin + ts[i].n_bytes;
+            spans[i].tensor = first + i;
+        }
+        qsort(spans, k, sizeof *spans, cmp_span);
+    }
+    vf_status st = VF_OK;
+    uint64_t expect = 0;
+    for (size_t i = 0; i < k; i++) {
+        span s = sorted ? (span){ts[i].offset - data_start, ts[i].offset - data_start + ts[i].n_bytes, first + i}
+                        : spans[i];
+        if (s.begin != expect) {
+            st = vf__err(err, VF_EFORMAT, path, "tensor '%s': data begins at %llu, expected %llu (%s)",
+                         m->tensors[s.tensor].name, (unsigned long long)s.begin, (unsigned long long)expect,
+                         s.begin < expect ? "overlap" : "gap");
+            break;
+        }
+        expect = s.end;
+    }
+    if (st == VF_OK && expect != data_len)
+        st = vf__err(err, VF_EFORMAT, path,
+                     expect > data_len ? "tensor data runs past the end of the file (needs %llu bytes, has %llu)"
+                                       : "tensor data covers %llu of %llu bytes after the header",
+                     (unsigned long long)expect, (unsigned long long)data_len);
+    free(spans);
+    return st;
 }
 
 vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err)
@@ -109,8 +174,6 @@ vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err)
         return vf__err(err, errno == ENOENT ? VF_ENOENT : VF_EIO, path, "cannot open: %s", strerror(errno));
     vf_status st = VF_OK;
     char *hdr = NULL;
-    json_t *root = NULL;
-    span *spans = NULL;
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         st = vf__err(err, VF_EIO, path, "cannot stat: %s", strerror(errno));
@@ -142,75 +205,34 @@ vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err)
         st = vf__err(err, VF_EFORMAT, path, "header is empty");
         goto out;
     }
-    hdr = malloc((size_t)n + 1);
+    hdr = malloc((size_t)n);
     if (!hdr) {
         st = vf__err(err, VF_ENOMEM, path, "out of memory for a %llu-byte header", (unsigned long long)n);
         goto out;
     }
     if ((st = vf__pread_full(fd, hdr, (size_t)n, 8, path, err)) != VF_OK)
         goto out;
-    hdr[n] = '\0';
-    if (!(root = vf__json_parse(hdr, (size_t)n, path, err))) {
-        st = err ? err->status : VF_EFORMAT;
-        goto out;
-    }
-    if (!json_is_object(root)) {
-        st = vf__err(err, VF_EFORMAT, path, "header is not a json object");
-        goto out;
-    }
-    uint64_t data_start = 8 + n, data_len = fsize - data_start;
-    uint32_t file = vf__model_add_file(m, path, fsize);
-    if (file == VF_NO_FILE) {
+    reader r;
+    memset(&r, 0, sizeof r);
+    r.m = m;
+    r.path = path;
+    r.data_start = 8 + n;
+    r.seen[0].dt = r.seen[1].dt = VF_DTYPE_UNKNOWN;
+    uint64_t data_len = fsize - r.data_start;
+    r.file = vf__model_add_file(m, path, fsize);
+    if (r.file == VF_NO_FILE) {
         st = vf__err(err, VF_ENOMEM, path, "too many files or out of memory");
         goto out;
     }
-    m->files[file].data_offset = data_start;
-    m->files[file].data_bytes = data_len;
-
-    size_t count = json_object_size(root), k = 0;
-    spans = calloc(count ? count : 1, sizeof *spans);
-    if (!spans) {
-        st = vf__err(err, VF_ENOMEM, path, "out of memory");
+    m->files[r.file].data_offset = r.data_start;
+    m->files[r.file].data_bytes = data_len;
+    size_t first = m->n_tensors;
+    if ((st = vf__st_parse(hdr, (size_t)n, path, add_entry, &r, err)) != VF_OK)
         goto out;
-    }
-    const char *name;
-    json_t *v;
-    json_object_foreach(root, name, v)
-    {
-        if (strcmp(name, "__metadata__") == 0) {
-            if ((st = check_metadata(v, path, err)) != VF_OK)
-                goto out;
-            continue;
-        }
-        if (!*name) {
-            st = vf__err(err, VF_EFORMAT, path, "a tensor has an empty name");
-            goto out;
-        }
-        if ((st = parse_entry(m, path, name, v, file, data_start, &spans[k], err)) != VF_OK)
-            goto out;
-        k++;
-    }
-    qsort(spans, k, sizeof *spans, cmp_span);
-    uint64_t expect = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (spans[i].begin != expect) {
-            st = vf__err(err, VF_EFORMAT, path, "tensor '%s': data begins at %llu, expected %llu (%s)",
-                         m->tensors[spans[i].tensor].name, (unsigned long long)spans[i].begin,
-                         (unsigned long long)expect, spans[i].begin < expect ? "overlap" : "gap");
-            goto out;
-        }
-        expect = spans[i].end;
-    }
-    if (expect != data_len) {
-        st = vf__err(err, VF_EFORMAT, path,
-                     expect > data_len ? "tensor data runs past the end of the file (needs %llu bytes, has %llu)"
-                                       : "tensor data covers %llu of %llu bytes after the header",
-                     (unsigned long long)expect, (unsigned long long)data_len);
-        goto out;
-    }
+    free(hdr); /* before the tiling check allocates */
+    hdr = NULL;
+    st = check_tiling(m, first, r.data_start, data_len, path, err);
 out:
-    free(spans);
-    json_decref(root);
     free(hdr);
     close(fd);
     return st;

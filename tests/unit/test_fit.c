@@ -385,7 +385,7 @@ static void test_advice_training(void **state)
     assert_non_null(lora);
     assert_true(lora->fits);
     assert_non_null(find_sugg(f, "--grad-checkpoint full"));
-    assert_non_null(find_sugg(f, "--offload optimizer"));
+    assert_non_null(find_sugg(f, "--zero 2 --offload optimizer"));
     free(f);
     vf_model_free(m);
 }
