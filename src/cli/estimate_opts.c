@@ -275,7 +275,6 @@ bool vf_cli_options_merge(struct option *out, size_t cap, const struct option *c
 
 void vf_cli_default_runtime(vf_estimate_opts *o, const vf_model *m)
 {
-    if (o->mode != VF_MODE_INFERENCE)
-        return;
-    o->runtime = vf_model_format(m) == VF_FORMAT_GGUF ? VF_RUNTIME_LLAMACPP : VF_RUNTIME_TRANSFORMERS;
+    bool gguf = vf_model_format(m) == VF_FORMAT_GGUF;
+    o->runtime = o->mode == VF_MODE_INFERENCE && gguf ? VF_RUNTIME_LLAMACPP : VF_RUNTIME_TRANSFORMERS;
 }

@@ -40,10 +40,10 @@ void vf_cli_train_opts_help(FILE *f);
  * zeroed); returns false when out is too small. */
 bool vf_cli_options_merge(struct option *out, size_t cap, const struct option *const *tables, size_t n);
 
-/* The engine an inference estimate models when --runtime is not given: a
- * GGUF file runs on llama.cpp, anything else on PyTorch + transformers. The
- * "generic" plain sum omits the engine's own memory, so it is never the
- * silent default of a does-it-fit answer. */
+/* The engine an estimate models when --runtime is not given: a GGUF file
+ * is served by llama.cpp, anything else runs on PyTorch + transformers
+ * (inference and Trainer). The "generic" plain sum omits the engine's own
+ * memory, so it is never the silent default of a does-it-fit answer. */
 void vf_cli_default_runtime(vf_estimate_opts *o, const vf_model *m);
 
 #endif

@@ -2,13 +2,11 @@
  * optimizer states (train_states.c), saved activations (train_act.c), the
  * parallel layout (train_dist.c) and the step's peak (train_peak.c). */
 #include "train_internal.h"
+#include "infer.h" /* the CUDA process's fixed costs, shared with inference */
 
 #include <stdio.h>
 #include <string.h>
 
-/* cuBLAS workspace PyTorch allocates on the first matmul of a stream: the
- * ":4096:2:16:8" default, 2 x 4096 KiB + 8 x 16 KiB (pytorch PR #83461). */
-#define CUBLAS_WORKSPACE 8519680ull
 
 static const char *opt_name(vf_optimizer o)
 {
@@ -103,6 +101,14 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
         return vf__err(err, VF_EINVAL, "", "unknown optimizer implementation");
     if (t->lora_rank > (1u << 20))
         return vf__err(err, VF_EINVAL, "", "lora rank out of range");
+    c->resid = c->act;
+    if (c->master && o->runtime == VF_RUNTIME_TRANSFORMERS && c->zero == 0 && !t->fsdp && !t->lora_rank) {
+        /* HF Trainer's mixed precision is PyTorch AMP: fp32 weights, gradients
+         * and moments (no separate master), autocast's 16-bit copies, an fp32
+         * residual stream */
+        c->amp = true;
+        c->w_bytes = 4, c->g_bytes = 4, c->master = 0, c->st_bytes = 4, c->resid = 4;
+    }
     if (!(t->lora_dropout >= 0 && t->lora_dropout < 1))
         return vf__err(err, VF_EINVAL, "", "lora dropout must be in [0, 1)");
     c->lora = t->lora_rank > 0;
@@ -176,7 +182,11 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     out->gradients = p.grads;
     out->optimizer = p.optimizer;
     out->host_bytes = p.host;
-    uint64_t runtime = o->runtime == VF_RUNTIME_GENERIC ? 0 : CUBLAS_WORKSPACE;
+    /* PyTorch's CUDA context and kernels plus its cuBLAS/cuBLASLt workspaces
+     * (infer_overhead.c, sourced there); the generic runtime is the plain sum */
+    uint64_t runtime = o->runtime == VF_RUNTIME_TRANSFORMERS
+                           ? vf__cuda_context_bytes() + vf__cublas_workspace_bytes(o->gpu_bytes)
+                           : 0;
 
     static const char *const rc_name[] = {"none", "selective", "full"};
     vf__assume(out, "precision = %s", prec_name(t->precision));
@@ -203,6 +213,9 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
                    c.qlora ? t->qlora : "");
     if (c.master)
         vf__assume(out, "mixed precision = 16-bit weights and gradients, fp32 master copy in the optimizer");
+    if (c.amp)
+        vf__assume(out, "mixed precision = PyTorch AMP: fp32 weights, gradients and moments; 16-bit autocast "
+                        "copies of the matrices kept for backward");
 
     vf__explain(out, "params %llu, trainable %llu (%llu tensors), frozen %llu", (unsigned long long)s.params,
                 (unsigned long long)s.trainable, (unsigned long long)s.n_trainable_tensors,

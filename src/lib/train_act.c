@@ -20,10 +20,10 @@ static uint64_t norm_bytes(const vf__tarch *a, uint64_t T, uint32_t r)
 }
 
 /* Attention scores' saved bytes for eager attention, S = b*heads*s*s elements. */
-static uint64_t eager_scores(const vf__tarch *a, uint64_t S, uint32_t act)
+static uint64_t eager_scores(const vf__tarch *a, uint64_t S, uint32_t act, bool upcast)
 {
     bool drop = a->attn_drop > 0;
-    if (a->softmax_upcast)
+    if (upcast)
         return 4 * S + (drop ? S + act * S : (act < 4 ? act * S : 0));
     return act * S + (drop ? S + act * S : 0);
 }
@@ -48,7 +48,8 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
 {
     memset(o, 0, sizeof *o);
     const uint64_t T = c->T, h = a->hidden, b = c->b, sq = c->s;
-    const uint32_t act = c->act, r = c->act;
+    const uint32_t act = c->act, r = c->resid;
+    const bool upcast = a->softmax_upcast || c->amp; /* autocast runs softmax in fp32 */
     const uint64_t qdim = (uint64_t)a->n_heads * a->head_dim, kvdim = (uint64_t)a->n_kv_heads * a->head_dim;
     const uint64_t S = b * a->n_heads * sq * sq;
     const bool *in = s->linear_saves_input;
@@ -70,7 +71,7 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
         if (in[VF_ROLE_ATTN_O])
             core += (uint64_t)act * T * qdim;
     } else {
-        core = (uint64_t)act * T * 3 * qdim + eager_scores(a, S, act);
+        core = (uint64_t)act * T * 3 * qdim + eager_scores(a, S, act, upcast);
         if (in[VF_ROLE_ATTN_O])
             core += (uint64_t)act * T * qdim;
         o->attn_scores = S;
@@ -95,6 +96,8 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
         if (c->lora_dropout > 0)
             L += (uint64_t)(act + 1) * T * (s->lora_in_sum / a->n_layers);
     }
+    if (c->amp && a->n_layers) /* autocast's 16-bit weight copies, kept by each matmul for backward */
+        L += 2 * (s->block_linear_params / a->n_layers);
     o->layer = L;
     /* the second norm, the MLP and its dropout mask are freed before the attention's backward */
     uint64_t mlp_part = L - before_mlp + norm_bytes(a, T, r) + (a->resid_drop > 0 ? T * h : 0);
@@ -111,6 +114,8 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     nl += norm_bytes(a, T, r);
     if (!c->lora)
         nl += (uint64_t)act * T * h; /* the head's input (a frozen head saves none) */
+    if (c->amp)
+        nl += 2 * a->vocab * h; /* the head's autocast copy */
     o->logits_tv = T * a->vocab;
     nl += 4 * o->logits_tv + 8 * T + 4; /* fp32 log-softmax (HF upcasts logits), targets, weight */
     uint64_t head_part = nl - before_head;
@@ -124,7 +129,7 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     case VF_RECOMPUTE_SELECTIVE:
         /* Korthikanti's selective recomputation drops the attention core's
          * s^2 terms (scores, softmax, dropout) and keeps everything else */
-        o->layer_kept = L - (attn == VF_ATTN_EAGER ? eager_scores(a, S, act) : 0);
+        o->layer_kept = L - (attn == VF_ATTN_EAGER ? eager_scores(a, S, act, upcast) : 0);
         break;
     case VF_RECOMPUTE_FULL:
         /* each block keeps only its input (the RNG state it stashes lives in host memory) */
@@ -151,7 +156,7 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
      * probabilities has been freed; otherwise both in the activation dtype */
     uint64_t attn_t = 0;
     if (attn == VF_ATTN_EAGER)
-        attn_t = (a->softmax_upcast ? 8 * S - (act < 4 ? act * S : 0) : 2 * (uint64_t)act * S) +
+        attn_t = (upcast ? 8 * S - (act < 4 ? act * S : 0) : 2 * (uint64_t)act * S) +
                  (a->attn_drop > 0 ? act * S : 0);
     else
         attn_t = (uint64_t)act * T * 3 * qdim;

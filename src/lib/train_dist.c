@@ -118,8 +118,8 @@ bool vf__deepspeed_states(const vf__tcfg *c, const vf_train_opts *t, const vf__t
      * zero_init True). They price every parameter as trainable; here the 18
      * (or 16) bytes go to trainable parameters only and the frozen base
      * counts at its storage — the LoRA flaw avoided. */
-    if (c->zero < 1 || !c->master)
-        return false;
+    if (c->zero < 1 || !c->master || t->fsdp)
+        return false; /* DeepSpeed's formulas are DeepSpeed's; FSDP gets the plain sum */
     const double buf = 1.5;
     double P = (double)s->params, Pt = (double)s->trainable, N = (double)c->gpus;
     double nodes = (double)((c->gpus + c->per_node - 1) / c->per_node), per_node = (double)c->per_node;

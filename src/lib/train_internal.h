@@ -36,6 +36,8 @@ typedef struct vf__tcfg {
     uint32_t gpus, tp, pp, ep, dp, per_node;
     int zero;           /* effective ZeRO stage 0..3 (FSDP mapped) */
     uint32_t act;       /* bytes of an activation element: 4 fp32, else 2 */
+    uint32_t resid;     /* bytes of the residual stream: act, or 4 under PyTorch AMP */
+    bool amp;           /* PyTorch autocast over fp32 weights (HF Trainer without DeepSpeed/FSDP) */
     uint32_t w_bytes;   /* trainable weights on the GPU: 4 fp32, else 2 */
     uint32_t g_bytes;   /* gradients */
     uint32_t master;    /* fp32 master copy per trainable param: 4 under mixed precision */

@@ -366,6 +366,35 @@ static void test_distribution(void **state)
     vf_model_free(m);
 }
 
+/* HF Trainer's mixed precision (no DeepSpeed/FSDP) is PyTorch AMP: fp32
+ * weights, gradients and AdamW moments, 16 bytes per parameter as in the ZeRO
+ * accounting, plus autocast's 16-bit copies of every matrix kept for backward
+ * (torch.autocast caches weight casts; the matmul saves the cast). */
+static void test_amp(void **state)
+{
+    (void)state;
+    vf_model *m = llama2_7b();
+    vf_model_totals t;
+    vf_model_totals_get(m, &t);
+    const uint64_t P = t.params, n_tensors = 32 * 9 + 3;
+    vf_estimate_opts o;
+    vf_estimate amp, ds;
+    vf_error err = {0};
+    train_opts(&o, VF_PREC_BF16_MIXED, VF_OPT_ADAMW);
+    o.infer.attn = VF_ATTN_FLASH;
+    assert_int_equal(vf_estimate_run(m, &o, &ds, &err), VF_OK); /* generic: ZeRO accounting */
+    o.runtime = VF_RUNTIME_TRANSFORMERS;
+    assert_int_equal(vf_estimate_run(m, &o, &amp, &err), VF_OK);
+    assert_int_equal(amp.weights, P * 4 + 128);
+    assert_int_equal(amp.gradients, P * 4);
+    assert_int_equal(amp.optimizer, P * 8 + 4 * n_tensors);
+    assert_int_equal(amp.weights + amp.gradients + amp.optimizer, ds.weights + ds.gradients + ds.optimizer);
+    /* activations: + the 16-bit copies of all matrices and the head, + the fp32 residual stream */
+    uint64_t matrices = 32ull * (4 * 4096 * 4096 + 3 * 4096 * 11008) + 32000ull * 4096;
+    assert_true(amp.activations > ds.activations + 2 * matrices);
+    vf_model_free(m);
+}
+
 /* Shapes come from files: absurd knobs or shapes are an error, never a wrapped number. */
 static void test_out_of_range(void **state)
 {
@@ -455,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_qlora_storage),
         cmocka_unit_test(test_step_temporaries),
         cmocka_unit_test(test_optimizer_definitions),
+        cmocka_unit_test(test_amp),
         cmocka_unit_test(test_distribution),
         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_bad_knobs),
