@@ -34,6 +34,7 @@ static const char *runtime_name(vf_runtime r)
     case VF_RUNTIME_TRANSFORMERS: return "transformers";
     case VF_RUNTIME_VLLM: return "vllm";
     case VF_RUNTIME_LLAMACPP: return "llamacpp";
+    case VF_RUNTIME_LITGPT: return "litgpt";
     case VF_RUNTIME_GENERIC: break;
     }
     return "generic";
