@@ -28,18 +28,6 @@ static void help(void)
            "  --units U              gib (default, 2^30 bytes) or gb (10^9 bytes)\n");
 }
 
-static const char *runtime_name(vf_runtime r)
-{
-    switch (r) {
-    case VF_RUNTIME_TRANSFORMERS: return "transformers";
-    case VF_RUNTIME_VLLM: return "vllm";
-    case VF_RUNTIME_LLAMACPP: return "llamacpp";
-    case VF_RUNTIME_LITGPT: return "litgpt";
-    case VF_RUNTIME_GENERIC: break;
-    }
-    return "generic";
-}
-
 typedef struct component {
     const char *name;
     uint64_t bytes;
@@ -57,7 +45,7 @@ static void components_of(const vf_estimate *e, component c[6])
 static json_t *assumptions_json(const vf_estimate *e)
 {
     json_t *a = json_object();
-    json_object_set_new(a, "runtime", json_string(runtime_name(e->runtime)));
+    json_object_set_new(a, "runtime", json_string(vf_runtime_name(e->runtime)));
     json_object_set_new(a, "context", json_integer((json_int_t)e->context));
     json_object_set_new(a, "batch", json_integer((json_int_t)e->batch));
     json_object_set_new(a, "kv_bytes_per_token", json_integer((json_int_t)e->kv_bytes_per_token));
@@ -83,11 +71,11 @@ static json_t *assumptions_json(const vf_estimate *e)
     return a;
 }
 
-static int print_json(const vf_estimate *e, bool explain)
+static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed)
 {
     json_t *o = json_object();
     json_object_set_new(o, "mode", json_string(e->mode == VF_MODE_TRAINING ? "training" : "inference"));
-    json_object_set_new(o, "runtime", json_string(runtime_name(e->runtime)));
+    json_object_set_new(o, "runtime", json_string(vf_runtime_name(e->runtime)));
     json_object_set_new(o, "total_bytes", json_integer((json_int_t)e->total_bytes));
     json_object_set_new(o, "per_gpu_bytes", json_integer((json_int_t)e->per_gpu_bytes));
     json_object_set_new(o, "gpus", json_integer(e->gpus));
@@ -122,6 +110,8 @@ static int print_json(const vf_estimate *e, bool explain)
             json_array_append_new(x, json_string(e->explain[i]));
         json_object_set_new(o, "explain", x);
     }
+    if (speed->known)
+        json_object_set_new(o, "speed_bounds", vf_cli_speed_json(speed));
     return vf_print_json(o);
 }
 
@@ -131,7 +121,7 @@ static void print_table(const char *src, const vf_estimate *e, vf_units u, bool 
 {
     char b1[32], b2[32], b3[32], b4[32];
     printf("%s: %s, runtime %s\n\n", src, e->mode == VF_MODE_TRAINING ? "training" : "inference",
-           runtime_name(e->runtime));
+           vf_runtime_name(e->runtime));
     component c[6];
     components_of(e, c);
     uint64_t sum = 0;
@@ -247,15 +237,27 @@ int cmd_estimate(int argc, char **argv)
     if (!runtime_given)
         vf_cli_default_runtime(&o, m);
     vf_error err = {0};
+    vf_speed speed = {0};
+    vf_gpu_choice gpu;
     if (vf_estimate_run(m, &o, e, &err) != VF_OK) {
         rc = vf_report_error(&err);
-    } else if (json) {
-        rc = print_json(e, explain);
+        goto out;
+    }
+    /* with a catalog GPU, the bounds that follow from its bandwidth and FLOP/s */
+    if (o.infer.gpu_name[0] && vf_gpu_lookup(o.infer.gpu_name, &gpu, NULL) == VF_OK && gpu.from_catalog)
+        vf_speed_bounds(m, &o, e, &gpu.gpu, e->gpus ? e->gpus : 1, &speed);
+    if (json) {
+        rc = print_json(e, explain, &speed);
     } else {
         const vf_hparams *hp = vf_model_hparams(m);
         print_table(hp->name[0] ? hp->name : src, e, units, explain);
+        if (speed.known) {
+            printf("\n");
+            vf_cli_print_speed(&speed, &o, e->context, gpu.gpu.bandwidth_gbs);
+        }
         rc = VF_EXIT_OK;
     }
+out:
     free(e);
     vf_model_free(m);
     return rc;
