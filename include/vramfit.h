@@ -421,7 +421,8 @@ typedef enum vf_runtime {
     VF_RUNTIME_GENERIC,      /* the plain sum, stated assumptions */
     VF_RUNTIME_TRANSFORMERS, /* PyTorch eager/SDPA + Hugging Face generate / Trainer */
     VF_RUNTIME_VLLM,         /* vLLM V1 engine */
-    VF_RUNTIME_LLAMACPP      /* llama.cpp / ggml */
+    VF_RUNTIME_LLAMACPP,     /* llama.cpp / ggml */
+    VF_RUNTIME_LITGPT        /* LitGPT generate on Lightning Fabric (+ bitsandbytes) */
 } vf_runtime;
 
 typedef enum vf_attn { VF_ATTN_DEFAULT, VF_ATTN_EAGER, VF_ATTN_SDPA, VF_ATTN_FLASH } vf_attn;

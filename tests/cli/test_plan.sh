@@ -25,7 +25,7 @@ flags_ok() {
     if [ -z "$bad" ]; then ok "$name"; else fail "$name" "undocumented: $bad"; fi
 }
 
-run "plan: vllm for 70B on H100" 0 "$VF" plan meta-llama/Llama-3.1-70B --emit vllm --gpu H100 --context 8192 &&
+run "plan: vllm for 70B on H100" 0 "$VF" plan meta-llama/Llama-3.1-70B --emit vllm --gpu H100 --context 8192 --max-num-seqs 256 &&
     if grep -q '^vllm serve meta-llama/Llama-3.1-70B .*--tensor-parallel-size 2 ' "$TMP/out"; then ok "plan: vllm tp 2"; else fail "plan: vllm tp 2" "$(cat "$TMP/out")"; fi
 cp "$TMP/out" "$TMP/vllm.txt"
 flags_ok "plan: vllm flags documented" tests/data/plan/vllm-flags.txt "$TMP/vllm.txt"
