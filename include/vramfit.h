@@ -661,6 +661,7 @@ typedef struct vf_fit {
     bool max_batch_capped;
     uint32_t min_gpus;         /* fewest GPUs of this kind that fit, 0 if none up to the cap */
     uint32_t min_tp, min_pp, min_dp; /* the parallelism that makes min_gpus fit */
+    int min_zero;              /* training: the ZeRO stage min_gpus needs */
     char parallelism[96];      /* in words: "tensor parallel 2", "ZeRO-3 over 4 GPUs" */
     size_t n_suggestions;
     vf_suggestion suggestions[VF_MAX_SUGGESTIONS];

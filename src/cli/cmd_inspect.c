@@ -168,7 +168,7 @@ int cmd_inspect(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+tjh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "tjh", opts, NULL)) != -1) {
         switch (c) {
         case 't':
             tensors = true;

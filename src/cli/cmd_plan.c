@@ -132,15 +132,25 @@ int cmd_plan(int argc, char **argv)
             if (f->suggestions[i].fits && f->suggestions[i].gpus == f->min_gpus &&
                 f->suggestions[i].gpu_bytes == gpu_bytes)
                 more = &f->suggestions[i];
-        if (more)
+        if (more) {
             o = more->opts;
-        else {
-            o.gpus = f->min_gpus;
+            gpus = f->min_gpus;
+        } else if (o.mode == VF_MODE_TRAINING && f->min_gpus <= c.count) {
+            /* sharded states only shrink with more GPUs: keep the ones given */
+            o.gpus = gpus = c.count;
+            o.train.zero = f->min_zero;
+            if (f->min_zero >= 3)
+                o.train.fsdp = 0;
+        } else {
+            o.gpus = gpus = f->min_gpus;
             o.tp = f->min_tp;
             o.pp = f->min_pp;
+            o.train.zero = f->min_zero;
         }
-        gpus = f->min_gpus;
-        note("does not fit on %u; planning for %u x %s (%s)", c.count, f->min_gpus, c.name, f->parallelism);
+        if (o.mode == VF_MODE_TRAINING && gpus == c.count)
+            note("does not fit on %u as asked; planning with ZeRO-%d over the %u GPUs", c.count, o.train.zero, gpus);
+        else
+            note("does not fit on %u; planning for %u x %s (%s)", c.count, gpus, c.name, f->parallelism);
     } else {
         const vf_suggestion *pick = NULL;
         for (size_t i = 0; i < f->n_suggestions && !pick; i++)
