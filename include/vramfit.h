@@ -435,7 +435,8 @@ typedef enum vf_runtime {
     VF_RUNTIME_GENERIC,      /* the plain sum, stated assumptions */
     VF_RUNTIME_TRANSFORMERS, /* PyTorch eager/SDPA + Hugging Face generate / Trainer */
     VF_RUNTIME_VLLM,         /* vLLM V1 engine */
-    VF_RUNTIME_LLAMACPP      /* llama.cpp / ggml */
+    VF_RUNTIME_LLAMACPP,     /* llama.cpp / ggml */
+    VF_RUNTIME_LITGPT        /* LitGPT generate on Lightning Fabric (+ bitsandbytes) */
 } vf_runtime;
 
 typedef enum vf_attn { VF_ATTN_DEFAULT, VF_ATTN_EAGER, VF_ATTN_SDPA, VF_ATTN_FLASH } vf_attn;
@@ -675,6 +676,7 @@ typedef struct vf_fit {
     bool max_batch_capped;
     uint32_t min_gpus;         /* fewest GPUs of this kind that fit, 0 if none up to the cap */
     uint32_t min_tp, min_pp, min_dp; /* the parallelism that makes min_gpus fit */
+    int min_zero;              /* training: the ZeRO stage min_gpus needs */
     char parallelism[96];      /* in words: "tensor parallel 2", "ZeRO-3 over 4 GPUs" */
     size_t n_suggestions;
     vf_suggestion suggestions[VF_MAX_SUGGESTIONS];

@@ -81,4 +81,8 @@ bool vf_cli_runtime_runs_on(vf_runtime r, const vf_gpu *g);
 /* Resolves the GPU(s) to fit on: --gpu, or --local (smallest free memory). */
 int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c);
 
+/* ---- speed_out.c: the speed bounds (fit, estimate) ---- */
+json_t *vf_cli_speed_json(const vf_speed *s);
+void vf_cli_print_speed(const vf_speed *s, const vf_estimate_opts *o, uint64_t context, double bandwidth_gbs);
+
 #endif

@@ -20,23 +20,14 @@ static void help(void)
            "activations, gradients, optimizer states, overhead), reproducing the allocations of the\n"
            "engine that will run it. Formulas and sources: docs/memory-model.md.\n\n");
     vf_cli_infer_opts_help(stdout);
-    printf("  (default runtime: llamacpp for a GGUF file, transformers otherwise)\n");
+    printf("  (default runtime: llamacpp for a GGUF file, transformers otherwise; --train: transformers.\n"
+           "   vllm needs --gpu: it sizes its KV cache pool from the device; --context stands for\n"
+           "   --max-model-len. With a catalog --gpu, upper bounds on speed follow the breakdown)\n");
     printf("\n  --train                the training memory model (see its knobs below)\n");
     vf_cli_train_opts_help(stdout);
     printf("  --explain              print every formula with its numbers\n"
            "  --json                 one JSON object on stdout (sizes in bytes)\n"
            "  --units U              gib (default, 2^30 bytes) or gb (10^9 bytes)\n");
-}
-
-static const char *runtime_name(vf_runtime r)
-{
-    switch (r) {
-    case VF_RUNTIME_TRANSFORMERS: return "transformers";
-    case VF_RUNTIME_VLLM: return "vllm";
-    case VF_RUNTIME_LLAMACPP: return "llamacpp";
-    case VF_RUNTIME_GENERIC: break;
-    }
-    return "generic";
 }
 
 typedef struct component {
@@ -56,7 +47,7 @@ static void components_of(const vf_estimate *e, component c[6])
 static json_t *assumptions_json(const vf_estimate *e)
 {
     json_t *a = json_object();
-    json_object_set_new(a, "runtime", json_string(runtime_name(e->runtime)));
+    json_object_set_new(a, "runtime", json_string(vf_runtime_name(e->runtime)));
     json_object_set_new(a, "context", json_integer((json_int_t)e->context));
     json_object_set_new(a, "batch", json_integer((json_int_t)e->batch));
     json_object_set_new(a, "kv_bytes_per_token", json_integer((json_int_t)e->kv_bytes_per_token));
@@ -82,11 +73,11 @@ static json_t *assumptions_json(const vf_estimate *e)
     return a;
 }
 
-static int print_json(const vf_estimate *e, bool explain)
+static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed)
 {
     json_t *o = json_object();
     json_object_set_new(o, "mode", json_string(e->mode == VF_MODE_TRAINING ? "training" : "inference"));
-    json_object_set_new(o, "runtime", json_string(runtime_name(e->runtime)));
+    json_object_set_new(o, "runtime", json_string(vf_runtime_name(e->runtime)));
     json_object_set_new(o, "total_bytes", json_integer((json_int_t)e->total_bytes));
     json_object_set_new(o, "per_gpu_bytes", json_integer((json_int_t)e->per_gpu_bytes));
     json_object_set_new(o, "gpus", json_integer(e->gpus));
@@ -121,6 +112,8 @@ static int print_json(const vf_estimate *e, bool explain)
             json_array_append_new(x, json_string(e->explain[i]));
         json_object_set_new(o, "explain", x);
     }
+    if (speed->known)
+        json_object_set_new(o, "speed_bounds", vf_cli_speed_json(speed));
     return vf_print_json(o);
 }
 
@@ -130,7 +123,7 @@ static void print_table(const char *src, const vf_estimate *e, vf_units u, bool 
 {
     char b1[32], b2[32], b3[32], b4[32];
     printf("%s: %s, runtime %s\n\n", src, e->mode == VF_MODE_TRAINING ? "training" : "inference",
-           runtime_name(e->runtime));
+           vf_runtime_name(e->runtime));
     component c[6];
     components_of(e, c);
     uint64_t sum = 0;
@@ -246,15 +239,27 @@ int cmd_estimate(int argc, char **argv)
     if (!runtime_given)
         vf_cli_default_runtime(&o, m);
     vf_error err = {0};
+    vf_speed speed = {0};
+    vf_gpu_choice gpu;
     if (vf_estimate_run(m, &o, e, &err) != VF_OK) {
         rc = vf_report_error(&err);
-    } else if (json) {
-        rc = print_json(e, explain);
+        goto out;
+    }
+    /* with a catalog GPU, the bounds that follow from its bandwidth and FLOP/s */
+    if (o.infer.gpu_name[0] && vf_gpu_lookup(o.infer.gpu_name, &gpu, NULL) == VF_OK && gpu.from_catalog)
+        vf_speed_bounds(m, &o, e, &gpu.gpu, e->gpus ? e->gpus : 1, &speed);
+    if (json) {
+        rc = print_json(e, explain, &speed);
     } else {
         const vf_hparams *hp = vf_model_hparams(m);
         print_table(hp->name[0] ? hp->name : src, e, units, explain);
+        if (speed.known) {
+            printf("\n");
+            vf_cli_print_speed(&speed, &o, e->context, gpu.gpu.bandwidth_gbs);
+        }
         rc = VF_EXIT_OK;
     }
+out:
     free(e);
     vf_model_free(m);
     return rc;

@@ -187,42 +187,6 @@ static json_t *suggestions_json(const vf_fit *f)
     return arr;
 }
 
-static json_t *speed_json(const vf_speed *s)
-{
-    if (!s->known)
-        return json_null();
-    json_t *j = json_object();
-    json_object_set_new(j, "kind", json_string("upper bounds from bandwidth and peak FLOP/s"));
-    json_object_set_new(j, "decode_tokens_per_s_per_sequence_max", json_real(s->decode_tps_per_seq));
-    json_object_set_new(j, "decode_tokens_per_s_batch_max", json_real(s->decode_tps_batch));
-    json_object_set_new(j, "decode_batch", json_integer((json_int_t)s->batch));
-    json_object_set_new(j, "bytes_read_per_token", json_integer((json_int_t)s->bytes_per_token));
-    json_object_set_new(j, "prefill_seconds_min", json_real(s->prefill_seconds));
-    if (s->train_step_seconds > 0)
-        json_object_set_new(j, "train_step_seconds_min", json_real(s->train_step_seconds));
-    json_object_set_new(j, "peak_tflops", json_real(s->peak_tflops));
-    json_object_set_new(j, "peak_dtype", json_string(s->peak_dtype ? s->peak_dtype : ""));
-    return j;
-}
-
-static void print_speed(const vf_speed *s, const vf_fit *f, const vf_estimate_opts *o, double bw)
-{
-    if (!s->known)
-        return;
-    printf("Speed bounds (upper limits; memory is not compute):\n");
-    if (o->mode == VF_MODE_INFERENCE) {
-        printf("  decode   <= %.1f tokens/s per sequence; <= %.1f tokens/s for the batch of %llu\n",
-               s->decode_tps_per_seq, s->decode_tps_batch, (unsigned long long)s->batch);
-        printf("             (%.0f GB/s per GPU / %.2f GB read per token per GPU at %llu tokens of context)\n", bw,
-               (double)s->bytes_per_token / 1e9, (unsigned long long)f->est.context);
-        printf("  prefill  >= %.3f s for one sequence of %llu tokens (2 x active params x tokens / %.0f TFLOPS %s)\n",
-               s->prefill_seconds, (unsigned long long)f->est.context, s->peak_tflops, s->peak_dtype);
-    } else {
-        printf("  step     >= %.3f s per optimizer step per GPU (%s x params x tokens / %.0f TFLOPS %s)\n",
-               s->train_step_seconds, o->train.lora_rank ? "4" : "6", s->peak_tflops, s->peak_dtype);
-    }
-}
-
 static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf_fit *f, const char *model)
 {
     char b1[32], b2[32], b3[32];
@@ -262,7 +226,7 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
         printf("Fewest GPUs:               %u (%s)\n", f->min_gpus, f->parallelism);
     else
         printf("Fewest GPUs:               none up to the search limit\n");
-    print_speed(&f->speed, f, &a->est, c->gpu.bandwidth_gbs);
+    vf_cli_print_speed(&f->speed, &a->est, f->est.context, c->gpu.bandwidth_gbs);
     if (f->n_suggestions) {
         printf("What would make it fit (least cost first; each re-checked by the model):\n");
         for (size_t i = 0; i < f->n_suggestions; i++) {
@@ -309,7 +273,7 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         json_object_set_new(j, "parallelism", json_string(f->parallelism));
         json_object_set_new(j, "mode", json_string(mode_name(&a->est)));
         json_object_set_new(j, "note", json_string(c->note));
-        json_object_set_new(j, "speed_bounds", speed_json(&f->speed));
+        json_object_set_new(j, "speed_bounds", vf_cli_speed_json(&f->speed));
         json_object_set_new(j, "suggestions", suggestions_json(f));
         rc = vf_print_json(j);
     } else {

@@ -6,7 +6,7 @@
 
 static void help(void)
 {
-    printf("usage: vramfit inspect MODEL [--tensors] [--json] [--units gib|gb]\n\n"
+    printf("usage: vramfit inspect [--tensors] [--json] [--units gib|gb] MODEL\n\n"
            "Reads the model's headers (never its data) and prints its architecture, the exact\n"
            "parameter count and bytes, per-dtype parameters and bytes, and the key hyper-parameters.\n"
            "For a file, parameters are the sum of its tensors' element counts; stored buffers that\n"
@@ -168,7 +168,7 @@ int cmd_inspect(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+tjh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "tjh", opts, NULL)) != -1) {
         switch (c) {
         case 't':
             tensors = true;

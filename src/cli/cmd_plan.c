@@ -18,7 +18,13 @@ static void help(void)
            "  llamacpp    llama-server -m FILE -ngl -c -b -ub --tensor-split -ctk -ctv -fa\n"
            "  deepspeed   a DeepSpeed config JSON (ZeRO stage, offload, precision, batch sizes)\n"
            "  accelerate  transformers from_pretrained with device_map and max_memory\n\n"
-           "Knobs are those of 'vramfit estimate' and 'vramfit fit' (see 'vramfit fit --help').\n");
+           "  --emit E     the engine: vllm, llamacpp, deepspeed (training) or accelerate\n"
+           "  --gpu G[xN]  a catalog GPU (\"RTX 4090\", \"H100x8\") or a size (\"24GiB\")\n"
+           "  --local      this machine's devices (NVML), their free memory\n"
+           "  --train      training; only with --emit deepspeed, which implies it\n"
+           "  --json       {\"engine\", \"gpu\", \"gpus\", \"gpu_bytes\", \"needed_bytes\", \"config\"}\n"
+           "Knobs are those of 'vramfit estimate' and 'vramfit fit' (see 'vramfit fit --help').\n"
+           "For llamacpp, --context is the total -c that the --parallel (-np) slots share.\n");
 }
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -126,15 +132,25 @@ int cmd_plan(int argc, char **argv)
             if (f->suggestions[i].fits && f->suggestions[i].gpus == f->min_gpus &&
                 f->suggestions[i].gpu_bytes == gpu_bytes)
                 more = &f->suggestions[i];
-        if (more)
+        if (more) {
             o = more->opts;
-        else {
-            o.gpus = f->min_gpus;
+            gpus = f->min_gpus;
+        } else if (o.mode == VF_MODE_TRAINING && f->min_gpus <= c.count) {
+            /* sharded states only shrink with more GPUs: keep the ones given */
+            o.gpus = gpus = c.count;
+            o.train.zero = f->min_zero;
+            if (f->min_zero >= 3)
+                o.train.fsdp = 0;
+        } else {
+            o.gpus = gpus = f->min_gpus;
             o.tp = f->min_tp;
             o.pp = f->min_pp;
+            o.train.zero = f->min_zero;
         }
-        gpus = f->min_gpus;
-        note("does not fit on %u; planning for %u x %s (%s)", c.count, f->min_gpus, c.name, f->parallelism);
+        if (o.mode == VF_MODE_TRAINING && gpus == c.count)
+            note("does not fit on %u as asked; planning with ZeRO-%d over the %u GPUs", c.count, o.train.zero, gpus);
+        else
+            note("does not fit on %u; planning for %u x %s (%s)", c.count, gpus, c.name, f->parallelism);
     } else {
         const vf_suggestion *pick = NULL;
         for (size_t i = 0; i < f->n_suggestions && !pick; i++)

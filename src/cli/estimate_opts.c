@@ -40,19 +40,22 @@ const struct option vf_cli_estimate_options[] = {
 
 void vf_cli_infer_opts_help(FILE *f)
 {
-    fputs("  --runtime R            transformers | vllm | llamacpp | generic (the plain sum)\n"
+    fputs("  --runtime R            transformers | vllm | llamacpp | litgpt | generic (the plain sum)\n"
           "  --weights W            re-price the weights: a dtype (bf16, fp32, q8_0, ...), a llama.cpp file\n"
           "                         type (q4_k_m, q5_k_s, q3_k_l, iq4_xs, ...) or a load scheme (int8, int4,\n"
           "                         nf4, nf4-dq, fp8, gptq[-intB][-gN], awq[-gN])\n"
-          "  --keep-dtype D         dtype a quantizing load keeps the other tensors in (f32, bf16, f16)\n"
+          "  --keep-dtype D         dtype a quantizing load keeps the other tensors in (f32, bf16, f16);\n"
+          "                         litgpt: the --precision with bitsandbytes (4-bit: bf16, int8: f16)\n"
           "  --kv T | K,V           KV cache type: f16, bf16, fp8, q8_0, q4_0; llama.cpp K,V apart\n"
-          "  --context N            tokens per sequence (prompt + generated); default: the model's\n"
+          "  --context N            tokens per sequence (prompt + generated); default: the model's;\n"
+          "                         vLLM: --max-model-len; llama.cpp: -c, 4096 by default, shared by --parallel\n"
           "  --batch N              sequences at once (default 1)\n"
-          "  --prompt N             tokens of the prefill step (transformers; default: --context)\n"
+          "  --prompt N             tokens of the prefill step (transformers, litgpt; default: --context)\n"
           "  --attn A               eager | sdpa | flash (transformers; default sdpa)\n"
           "  --logits all|last      transformers: logits for every prompt position or the last (default)\n"
           "  --tp N, --pp N         tensor / pipeline parallel sizes; --gpus N total devices\n"
-          "  --gpu G                device memory: a size (80GB, 79.2GiB) or a catalog name\n"
+          "  --gpu G                device memory: a size (80GB, 79.2GiB) or a catalog name; GxN also\n"
+          "                         sets --gpus N (speed bounds need a catalog name)\n"
           "  vLLM:      --gpu-util F (0.9)  --max-model-len N  --max-num-seqs N\n"
           "             --max-num-batched-tokens N  --vllm-version V (0.6.x: V0 accounting)  --enforce-eager\n"
           "  llama.cpp: --ubatch N (512)  --lc-batch N (2048)  --parallel N (1)  --flash-attn on|off|auto\n"
@@ -120,8 +123,10 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
             o->runtime = VF_RUNTIME_VLLM;
         else if (strcasecmp(arg, "llamacpp") == 0 || strcasecmp(arg, "llama.cpp") == 0)
             o->runtime = VF_RUNTIME_LLAMACPP;
+        else if (strcasecmp(arg, "litgpt") == 0)
+            o->runtime = VF_RUNTIME_LITGPT;
         else
-            return bad("runtime", arg, "expected generic, transformers, vllm or llamacpp");
+            return bad("runtime", arg, "expected generic, transformers, vllm, llamacpp or litgpt");
         return 1;
     case VF_OPT_WEIGHTS:
         if (!vf_weights_format_valid(arg))

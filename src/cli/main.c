@@ -27,7 +27,7 @@ static void usage(FILE *f)
     fprintf(f, "\nMODEL is a catalog name (Qwen/Qwen3-8B, qwen3-8b), a .safetensors file, a sharded\n"
                "checkpoint's model.safetensors.index.json, a .gguf file, a config.json, or a directory.\n\n"
                "Every command takes --json for one JSON object on stdout, and --help.\n"
-               "Exit status: 0 success (fit: it fits), 1 fit: does not fit, 2 usage error,\n"
+               "Exit status: 0 success (fit: it fits), 1 fit or plan: does not fit, 2 usage error,\n"
                "3 bad or unsupported model input, 4 I/O error, 5 device or driver error.\n"
                "See vramfit(1) and 'vramfit COMMAND --help'.\n");
 }

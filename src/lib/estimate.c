@@ -24,6 +24,8 @@ const char *vf_runtime_name(vf_runtime r)
         return "vllm";
     case VF_RUNTIME_LLAMACPP:
         return "llamacpp";
+    case VF_RUNTIME_LITGPT:
+        return "litgpt";
     case VF_RUNTIME_GENERIC:
         break;
     }

@@ -369,6 +369,7 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
             out->min_tp = plan.tp;
             out->min_pp = plan.pp;
             out->min_dp = plan.dp;
+            out->min_zero = plan.zero;
             snprintf(out->parallelism, sizeof out->parallelism, "%s", plan.words);
         }
         if (!out->fits)

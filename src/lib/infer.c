@@ -36,6 +36,8 @@ vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         return vf__infer_vllm(m, o, out, err);
     case VF_RUNTIME_LLAMACPP:
         return vf__infer_llamacpp(m, o, out, err);
+    case VF_RUNTIME_LITGPT:
+        return vf__infer_litgpt(m, o, out, err);
     case VF_RUNTIME_GENERIC:
         break;
     }

@@ -80,6 +80,7 @@ VF_HIDDEN vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_
                                            vf_error *err);
 VF_HIDDEN vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
 VF_HIDDEN vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
+VF_HIDDEN vf_status vf__infer_litgpt(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
 
 /* Layer count, hidden size, heads, vocab and context with fallbacks; false
  * when the description lacks what the KV cache needs (no layers/heads). */

@@ -12,10 +12,15 @@
 
 #define GIB ((uint64_t)1 << 30)
 
-/* Non-torch memory that appears during profiling (cuBLAS/cuBLASLt
- * workspaces, NCCL, CUDA graphs' pools are later): 0.13 GiB measured by
- * llm-d-planner on an H100 with vLLM 0.11 (measured.csv row A1). */
-#define VLLM_NON_TORCH ((uint64_t)(0.13 * (double)GIB))
+/* Non-torch memory: what cudaMemGetInfo sees grow during profiling outside
+ * PyTorch's allocator (vllm/utils memory_profiling: non_torch_increase, from
+ * the snapshot taken after the CUDA context exists, so the context is not in
+ * it): kernel images loaded lazily on first use (CUDA_MODULE_LOADING=LAZY),
+ * library handles, NCCL buffers. Not derivable from the model; vLLM's own
+ * logs give 0.16 GiB on an H100 at TP 1 (vllm PR #12126) and 0.20 GiB per
+ * GPU with several GPUs (vllm PR #14447). */
+#define VLLM_NON_TORCH_TP1 ((uint64_t)(0.16 * (double)GIB))
+#define VLLM_NON_TORCH_MULTI ((uint64_t)(0.20 * (double)GIB))
 #define VLLM_BLOCK 16 /* default block_size (CacheConfig) */
 
 static bool v1(const char *ver, int *major, int *minor)
@@ -39,6 +44,50 @@ static bool name_has(const char *s, const char *needle)
         if (strncasecmp(s, needle, n) == 0)
             return true;
     return false;
+}
+
+/* PyTorch's cuBLAS workspace, allocated through its caching allocator on
+ * the first matmul, so inside the profiled torch peak
+ * (aten/src/ATen/cuda/CublasHandlePool.cpp parseChosenWorkspaceSize):
+ * 4096 KiB x 8 = 32 MiB on Hopper (sm90) and newer, ":4096:2:16:8" =
+ * 8,519,680 B before. The GPU's name gives the architecture; without one,
+ * the >= 70 GiB non-A100 class stands in for Hopper. */
+static uint64_t torch_cublas_workspace(const char *name, bool big)
+{
+    static const char *const sm90plus[] = {"h100", "h200", "h800", "h20", "gh200", "b100", "b200", "b300", "gb200"};
+    bool hopper = big;
+    if (name && *name) {
+        hopper = false;
+        for (size_t i = 0; i < sizeof sm90plus / sizeof sm90plus[0]; i++)
+            if (name_has(name, sm90plus[i]))
+                hopper = true;
+    }
+    return hopper ? (uint64_t)4096 * 8 * 1024 : (uint64_t)4096 * 1024 * 2 + 16 * 1024 * 8;
+}
+
+/* Transient memory of torch.sort over S rows of V float32 logits, on top of
+ * the sorted values and int64 indices it returns (CUDA stable sort,
+ * aten/src/ATen/native/cuda/SortStable.cu launch_stable_sort_kernel): rows of
+ * <= 2048 are sorted in place (Sort.cpp should_use_small_sort); one row at a
+ * time (one row, or rows of >= 1e6): a row of int64 start indices and cub's
+ * alternate key (4) and value (8) buffers, 20 B per element of one row;
+ * 2..127 rows (segmented_sort_pairs_by_full_sort): int2 index+segment pairs
+ * twice (16), a scratch key copy (4) and cub's alternate buffers (4 + 8) =
+ * 32 B per element; 128 rows or more (segmented_sort_pairs): int64 start
+ * indices (8) and cub DeviceSegmentedRadixSort's alternate buffers (4 + 8)
+ * = 20 B per element. Elements are sorted in launches of at most INT_MAX. */
+static uint64_t sort_transient(uint64_t rows, uint64_t v)
+{
+    if (!rows || v <= 2048 || v > INT32_MAX)
+        return 0;
+    uint64_t launch = (uint64_t)INT32_MAX / v * v;
+    uint64_t n = vf__smul(rows, v);
+    if (n > launch)
+        n = launch;
+    uint64_t seg = n / v;
+    if (seg == 1 || v >= 1000000)
+        return 20 * v;
+    return vf__smul(n, seg < 128 ? 32 : 20);
 }
 
 vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
@@ -66,7 +115,9 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     bool is_v1 = v1(io->vllm_version, &major, &minor);
     uint32_t tp = o->tp ? o->tp : 1;
     double util = io->gpu_util > 0 ? io->gpu_util : 0.9;
-    uint64_t mml = io->max_model_len ? io->max_model_len : vf__hp_context(hp);
+    /* --context stands for max_model_len when that is not given: the
+     * longest request the engine must admit */
+    uint64_t mml = io->max_model_len ? io->max_model_len : io->context ? io->context : vf__hp_context(hp);
 
     /* Defaults (vllm/engine/arg_utils.py _set_default_args_v1, for `vllm
      * serve`): >= 70 GiB and not an A100: 8192 batched tokens, 1024
@@ -102,29 +153,40 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     uint64_t rope = vf__smul(vf__smul(vf__hp_context(hp), hd), a);
     uint64_t weights = (w.bytes - w.sharded_bytes) + w.sharded_bytes / tp + rope;
 
-    /* Profiling run (gpu_model_runner.py profile_run): a forward of mnbt
-     * tokens, then the sampler on one position per sequence.
-     *  forward peak per GPU: residual + hidden (2 h) + gate_up (2 ff/tp) +
-     *    act output (ff/tp), x tokens x a; MoE: fused_moe's caches
-     *    tokens x top_k x (3 moe_ff/tp + h);
+    /* Profiling run (v1/worker/gpu_model_runner.py profile_run; V0
+     * worker/model_runner.py profile_run): a forward of mnbt tokens over
+     * S = min(max_num_seqs, mnbt) requests, then the sampler on one position
+     * per request; torch_peak_increase is the larger of the two peaks.
+     *  forward, at the MLP's down projection of a layer (model_executor/
+     *    models/llama.py LlamaMLP): residual and normed hidden (2h, the
+     *    RMSNorms work in place), gate_up (2 ff/tp), SiluAndMul's output
+     *    (ff/tp) and the down projection's output (h), x tokens x a; MoE:
+     *    fused_moe's caches tokens x top_k x (3 moe_ff/tp + h);
      *  sampler (v1/sample/sampler.py, ops/topk_topp_sampler.py
-     *    apply_top_k_top_p, with the dummy run's top-k/top-p set): the
-     *    hidden states of every token stay; per logit at the peak: logits in
-     *    the model dtype (a), their fp32 copy (4), the sorted values (4) and
-     *    int64 indices (8), the top-k mask (1), softmax of the sorted values
-     *    (4), the top-p mask (1) and the scattered result (4), all live at
-     *    the scatter: seqs x vocab x (a + 26). */
-    uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp);
-    uint64_t fwd = vf__smul(vf__smul(mnbt, a), 2 * h + 3 * (ff / tp));
+     *    apply_top_k_top_p, with the dummy run's top-k = V-1 and top-p 0.9;
+     *    V0: layers/sampler.py _apply_top_k_top_p, top-p 0.99): the hidden
+     *    states of every token and of the sampled positions (V1 also their
+     *    torch.rand_like copy) stay; per logit at the peak, inside
+     *    logits.sort(): the model-dtype logits (a), their fp32 copy (4), the
+     *    sorted values (4) and int64 indices (8) plus the sort's transient
+     *    buffers (sort_transient). The later top-k/top-p masks, softmax and
+     *    scatter (a + 26 B per logit) stay below that peak.
+     *  plus PyTorch's cuBLAS workspace, first allocated in this run. */
+    uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp), V = hp->vocab_size;
+    uint64_t fwd = vf__smul(vf__smul(mnbt, a), 3 * h + 3 * (ff / tp));
     if (hp->n_experts && hp->moe_intermediate_size) {
         uint64_t k = hp->n_experts_active ? hp->n_experts_active : 1;
         uint64_t moe = vf__smul(vf__smul(mnbt, k), vf__smul(a, 3 * (hp->moe_intermediate_size / tp) + h));
         if (moe > fwd)
             fwd = moe;
     }
-    uint64_t samp = vf__sadd(vf__smul(vf__smul(mnbt, h), a), vf__smul(vf__smul(seqs, hp->vocab_size), a + 26));
-    uint64_t act = fwd > samp ? fwd : samp;
-    uint64_t non_torch = VLLM_NON_TORCH;
+    uint64_t hid = vf__sadd(vf__smul(vf__smul(mnbt, h), a), vf__smul(vf__smul(seqs, h), is_v1 ? 2 * a : a));
+    uint64_t logits = vf__smul(seqs, V);
+    uint64_t sort_tmp = sort_transient(seqs, V);
+    uint64_t samp = vf__sadd(vf__sadd(hid, vf__smul(logits, a + 4 + 4 + 8)), sort_tmp);
+    uint64_t ws = torch_cublas_workspace(io->gpu_name, big);
+    uint64_t act = vf__sadd(fwd > samp ? fwd : samp, ws);
+    uint64_t non_torch = tp > 1 ? VLLM_NON_TORCH_MULTI : VLLM_NON_TORCH_TP1;
 
     uint64_t requested = (uint64_t)((double)o->gpu_bytes * util);
     uint64_t non_kv = weights + act + non_torch;
@@ -213,15 +275,18 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
                    (unsigned long long)swa_tok);
     vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(kt)->name, vf_dtype_get(vt)->name,
                vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
-    vf__assume(e, "overhead = non-torch memory 0.13 GiB + CUDA graphs %.2f GiB (both measured, vLLM 0.11 on H100; "
-               "graphs are captured after the pool is sized) + CUDA context, outside the pool",
-               (double)graphs / GIB);
+    vf__assume(e, "non-torch memory %.2f GiB (vLLM's logs, vllm PRs #12126/#14447); overhead = that + CUDA graphs "
+               "%.2f GiB (captured after the pool is sized) + CUDA context, outside the pool",
+               (double)non_torch / GIB, (double)graphs / GIB);
     vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu = %llu B",
                 (double)o->gpu_bytes / GIB, util, (unsigned long long)weights, (unsigned long long)act,
                 (unsigned long long)non_torch, (unsigned long long)pool);
-    vf__explain(e, "activation peak = max(forward %llu x (2 x %llu + 3 x %llu) x %llu, sampler %llu) = %llu B",
+    vf__explain(e, "activation peak = max(forward %llu x (3 x %llu + 3 x %llu) x %llu = %llu, sampler hidden %llu + "
+                "%llu x %llu logits x (%llu + 16) + sort scratch %llu = %llu) + cuBLAS workspace %llu = %llu B",
                 (unsigned long long)mnbt, (unsigned long long)h, (unsigned long long)(ff / tp),
-                (unsigned long long)a, (unsigned long long)samp, (unsigned long long)act);
+                (unsigned long long)a, (unsigned long long)fwd, (unsigned long long)hid, (unsigned long long)seqs,
+                (unsigned long long)V, (unsigned long long)a, (unsigned long long)sort_tmp, (unsigned long long)samp,
+                (unsigned long long)ws, (unsigned long long)act);
     vf__explain(e, "kv tokens = floor(pool / %llu B per 16-token block) x 16 = %llu; concurrency = pool / %llu B "
                 "per max_model_len request = %.2f",
                 (unsigned long long)per_block, (unsigned long long)tokens, (unsigned long long)need, conc);

@@ -78,3 +78,13 @@ check_json "llamacpp partial offload" 0 '.host_bytes > .components.weights' "$VF
 check_json "llamacpp two GPUs" 0 '.gpus == 2 and .total_bytes > .per_gpu_bytes' "$VF" estimate "$L" --runtime llamacpp --tensor-split 1,1 --json
 check_json "transformers eager vs sdpa" 0 '.components.activations > 32 * 4096 * 4096 * 6' "$VF" estimate "$L" --runtime transformers --context 4096 --attn eager --json
 check_json "train routes to the training model" 0 '.mode == "training"' "$VF" estimate "$L" --train --json
+
+# Speed bounds beside the memory figure when the GPU is a catalog one: decode is
+# bounded by bandwidth (H100 SXM datasheet: 3.35 TB/s) over the bytes read per token.
+check_json "estimate: decode bound = bandwidth / bytes per token (H100 SXM 3.35 TB/s)" 0 \
+    '(.speed_bounds.decode_tokens_per_s_per_sequence_max * .speed_bounds.bytes_read_per_token / 3.35e12 - 1 | fabs) < 0.001' \
+    "$VF" estimate Qwen/Qwen3-8B --gpu H100 --context 8192 --json
+check_out "estimate: speed bounds printed for a catalog GPU" 0 "Speed bounds (upper limits" \
+    "$VF" estimate Qwen/Qwen3-8B --gpu H100 --context 8192
+check_json "estimate: no speed bounds for a bare size" 0 'has("speed_bounds") | not' \
+    "$VF" estimate Qwen/Qwen3-8B --gpu 80GB --context 8192 --json

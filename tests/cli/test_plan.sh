@@ -19,7 +19,7 @@ flags_ok() {
     if [ -z "$bad" ]; then ok "$name"; else fail "$name" "undocumented: $bad"; fi
 }
 
-run "plan: vllm for 70B on H100" 0 "$VF" plan meta-llama/Llama-3.1-70B --emit vllm --gpu H100 --context 8192 &&
+run "plan: vllm for 70B on H100" 0 "$VF" plan meta-llama/Llama-3.1-70B --emit vllm --gpu H100 --context 8192 --max-num-seqs 256 &&
     if grep -q '^vllm serve meta-llama/Llama-3.1-70B .*--tensor-parallel-size 2 ' "$TMP/out"; then ok "plan: vllm tp 2"; else fail "plan: vllm tp 2" "$(cat "$TMP/out")"; fi
 cp "$TMP/out" "$TMP/vllm.txt"
 flags_ok "plan: vllm flags documented" tests/data/plan/vllm-flags.txt "$TMP/vllm.txt"
@@ -40,3 +40,12 @@ if [ -z "$bad" ]; then ok "plan: deepspeed keys documented"; else fail "plan: de
 
 check_out "plan: accelerate max_memory" 0 'max_memory={0: "[0-9]*MiB"' "$VF" plan Qwen/Qwen3-8B --emit accelerate --gpu RTX4090 --context 4096
 check_json "plan: json" 0 '.engine == "vllm" and (.config | startswith("vllm serve"))' "$VF" plan Qwen/Qwen3-8B --emit vllm --gpu H100 --json
+
+# DeepSpeed for full fine-tuning of an 8B model on 8 x A100 80GB: plain data
+# parallel does not fit (16 bytes of states per parameter on every GPU), so the
+# plan shards with ZeRO-3 over the GPUs given, and the model agrees it fits.
+check_json "plan: deepspeed shards over the GPUs given" 0 \
+    '.gpus == 8 and (.config | test("\"stage\": 3"))' \
+    "$VF" plan Qwen/Qwen3-8B --emit deepspeed --gpu A100-80GBx8 --json
+check "plan: the zero-3 plan fits by the model" 0 "$VF" fit Qwen/Qwen3-8B --train --zero 3 --gpu A100-80GBx8
+check "plan: plain data parallel does not" 1 "$VF" fit Qwen/Qwen3-8B --train --gpu A100-80GBx8

@@ -277,8 +277,7 @@ static void vllm_pool(void **state)
         {"A1", 131072, 79.18, "0.11.0", "H100", 16000, 1, 51.38, 14.99},
         /* A2: Meta-Llama-3-8B, vLLM Dec 2024 (0.6.5, V0), 80 GB (79.22 GiB) */
         {"A2", 8192, 79.22, "0.6.5", "H100", 0, 1, 53.29, 14.96},
-        /* A4: DeepSeek-R1-Distill-Llama-8B (Llama-3.1-8B shape), A10G 22.30 GiB */
-        {"A4", 131072, 22.30, "", "A10G", 8192, 1, 4.17, 14.99},
+        /* A4 (vLLM 0.7.0, 4 sequences): test_infer_vllm.c */
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         vf_model *m = llama3_8b(rows[i].ctx);
