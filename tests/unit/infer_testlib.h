@@ -24,6 +24,25 @@ static inline vf_model *itl_open_grown(const char *dir, const char *name)
     return m;
 }
 
+/* A model from a config.json path or catalog name (the architecture module
+ * builds its tensor list). */
+static inline vf_model *itl_open(const char *src)
+{
+    vf_model *m = NULL;
+    vf_error err = {0};
+    if (vf_model_open(src, &m, &err) != VF_OK)
+        fail_msg("%s: %s", src, err.msg);
+    return m;
+}
+
+/* Llama-3.1-8B (context 131072) or Meta-Llama-3-8B (8192): 32 layers, hidden
+ * 4096, 32 heads, 8 KV heads of 128, ff 14336, vocab 128256, untied, bf16. */
+static inline vf_model *itl_llama3_8b(uint64_t ctx)
+{
+    return itl_open(ctx > 8192 ? REF "/models/meta-llama__Meta-Llama-3.1-8B.json"
+                               : REF "/models/meta-llama__Meta-Llama-3-8B.json");
+}
+
 /* A model made of aggregate tensors: one tensor of n params in dtype dt. */
 static inline void itl_add(vf_model *m, const char *name, vf_dtype dt, vf_role role, int32_t layer, uint64_t rows,
                            uint64_t cols)

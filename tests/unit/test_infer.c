@@ -8,31 +8,14 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024.0 * 1024.0)
 
-/* ---- models from real config.json files (the architecture module builds
- * their tensor lists) ---- */
-static vf_model *open_model(const char *src)
-{
-    vf_model *m = NULL;
-    vf_error err = {0};
-    if (vf_model_open(src, &m, &err) != VF_OK)
-        fail_msg("%s: %s", src, err.msg);
-    return m;
-}
-
-/* Llama-3.1-8B (context 131072) or Meta-Llama-3-8B (8192): 32 layers, hidden
- * 4096, 32 heads, 8 KV heads of 128, ff 14336, vocab 128256, untied, bf16. */
-static vf_model *llama3_8b(uint64_t ctx)
-{
-    return open_model(ctx > 8192 ? REF "/models/meta-llama__Meta-Llama-3.1-8B.json"
-                                 : REF "/models/meta-llama__Meta-Llama-3-8B.json");
-}
+/* ---- models from real config.json files ---- */
 
 /* bigcode/octocoder is StarCoder fine-tuned: the same GPTBigCode shape (40
  * layers, n_embd 6144, 48 heads, multi-query, vocab 49152), from the
  * embedded catalog's bigcode/starcoder config. */
-static vf_model *octocoder(void) { return open_model("bigcode/starcoder"); }
+static vf_model *octocoder(void) { return itl_open("bigcode/starcoder"); }
 
-static vf_model *falcon7b(void) { return open_model(REF "/models/tiiuae__falcon-7b.json"); }
+static vf_model *falcon7b(void) { return itl_open(REF "/models/tiiuae__falcon-7b.json"); }
 
 static uint64_t params_of(const vf_model *m)
 {
@@ -77,7 +60,7 @@ static void seeds_examples(void **state)
 static void weights_repricing(void **state)
 {
     (void)state;
-    vf_model *m = llama3_8b(8192);
+    vf_model *m = itl_llama3_8b(8192);
     assert_int_equal(params_of(m), 8030261248ull); /* param-counts.tsv, published */
     vf__wprice w;
     /* Q4_K on every matrix (256-element rows divide 4096 and 14336), the
@@ -116,7 +99,7 @@ static void weights_repricing(void **state)
 static void kv_gqa_llamacpp(void **state)
 {
     (void)state;
-    vf_model *m = llama3_8b(8192);
+    vf_model *m = itl_llama3_8b(8192);
     vf_estimate_opts o;
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
@@ -156,7 +139,7 @@ static void kv_gqa_llamacpp(void **state)
     assert_true(fabs(itl_rel(e.weights / MIB, 4403)) < 0.005);
     vf_model_free(m);
 
-    m = open_model("Qwen/Qwen3-1.7B"); /* 28 layers, 8 KV heads of 128, tied */
+    m = itl_open("Qwen/Qwen3-1.7B"); /* 28 layers, 8 KV heads of 128, tied */
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
     o.infer.context = 40960;
@@ -179,7 +162,7 @@ static void kv_gqa_llamacpp(void **state)
 static void kv_mla(void **state)
 {
     (void)state;
-    vf_model *m = open_model(REF "/models/deepseek-ai__DeepSeek-V3.json");
+    vf_model *m = itl_open(REF "/models/deepseek-ai__DeepSeek-V3.json");
     const vf_hparams *hp = vf_model_hparams(m);
     assert_int_equal(vf__kv_bytes_per_token(hp, true, VF_DTYPE_BF16, VF_DTYPE_BF16), 61ull * 576 * 2);
     assert_int_equal(vf__kv_bytes_per_token(hp, false, VF_DTYPE_BF16, VF_DTYPE_BF16), 61ull * 128 * (192 + 128) * 2);
@@ -238,7 +221,7 @@ static void kv_recurrent(void **state)
 static void kv_swa_llamacpp(void **state)
 {
     (void)state;
-    vf_model *m = open_model(REF "/models/google__gemma-2-9b.json");
+    vf_model *m = itl_open(REF "/models/google__gemma-2-9b.json");
     vf_estimate_opts o;
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
@@ -280,7 +263,7 @@ static void vllm_pool(void **state)
         /* A4 (vLLM 0.7.0, 4 sequences): test_infer_vllm.c */
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        vf_model *m = llama3_8b(rows[i].ctx);
+        vf_model *m = itl_llama3_8b(rows[i].ctx);
         vf_estimate_opts o;
         vf_estimate_opts_init(&o);
         o.runtime = VF_RUNTIME_VLLM;
@@ -303,7 +286,7 @@ static void vllm_pool(void **state)
      * A100 keeps 2048 batched tokens / 256 sequences, an H100 gets 8192 /
      * 1024: the sampler warm-up over 1024 x 128256 logits dominates there */
     {
-        vf_model *m = llama3_8b(131072);
+        vf_model *m = itl_llama3_8b(131072);
         vf_estimate_opts o;
         vf_estimate_opts_init(&o);
         o.runtime = VF_RUNTIME_VLLM;
@@ -318,7 +301,7 @@ static void vllm_pool(void **state)
         vf_model_free(m);
     }
     /* A2d: tensor parallel 2, weights per GPU 7.48 GiB */
-    vf_model *m = llama3_8b(8192);
+    vf_model *m = itl_llama3_8b(8192);
     vf_estimate_opts o;
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_VLLM;
@@ -328,7 +311,7 @@ static void vllm_pool(void **state)
     assert_true(fabs(itl_rel(e.weights / GIB, 7.48)) < 0.005);
     /* a 24 GB card at the full 131072 context does not start */
     vf_model_free(m);
-    m = llama3_8b(131072);
+    m = itl_llama3_8b(131072);
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_VLLM;
     o.gpu_bytes = (uint64_t)(22.30 * GIB);
@@ -407,7 +390,7 @@ static void transformers_peaks(void **state)
 static void llamacpp_placement(void **state)
 {
     (void)state;
-    vf_model *m = llama3_8b(8192);
+    vf_model *m = itl_llama3_8b(8192);
     const uint64_t embd = 128256ull * 4096 * 2, out = embd;
     const uint64_t block = (2 * 4096ull * 4096 + 2 * 1024ull * 4096 + 3 * 14336ull * 4096 + 2 * 4096) * 2;
     const uint64_t total = embd + out + 32 * block + 4096 * 2;
@@ -453,7 +436,7 @@ static void llamacpp_placement(void **state)
 static void knobs(void **state)
 {
     (void)state;
-    vf_model *m = llama3_8b(8192);
+    vf_model *m = itl_llama3_8b(8192);
     vf_estimate_opts o;
     vf_estimate_opts_init(&o);
     vf_estimate e;

@@ -7,15 +7,6 @@
 
 #include "infer.h"
 
-static vf_model *open_model(const char *src)
-{
-    vf_model *m = NULL;
-    vf_error err = {0};
-    if (vf_model_open(src, &m, &err) != VF_OK)
-        fail_msg("%s: %s", src, err.msg);
-    return m;
-}
-
 static void litgpt_opts(vf_estimate_opts *o, const char *weights)
 {
     vf_estimate_opts_init(o);
@@ -41,7 +32,7 @@ static void falcon_measured(void **state)
         {"fp4", "fp4", "bf16", 5.72},
         {"nf4-dq", "nf4-dq", "bf16", 5.38},
     };
-    vf_model *m = open_model(REF "/models/tiiuae__falcon-7b.json");
+    vf_model *m = itl_open(REF "/models/tiiuae__falcon-7b.json");
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         vf_estimate_opts o;
         litgpt_opts(&o, rows[i].weights);
@@ -66,7 +57,7 @@ static void falcon_measured(void **state)
 static void untied_lm_head(void **state)
 {
     (void)state;
-    vf_model *m = open_model(REF "/models/tiiuae__falcon-7b.json");
+    vf_model *m = itl_open(REF "/models/tiiuae__falcon-7b.json");
     vf_estimate_opts o;
     litgpt_opts(&o, "bf16");
     vf_estimate e;
@@ -138,7 +129,7 @@ static void quantized_layouts(void **state)
 static void refusals(void **state)
 {
     (void)state;
-    vf_model *m = open_model(REF "/models/tiiuae__falcon-7b.json");
+    vf_model *m = itl_open(REF "/models/tiiuae__falcon-7b.json");
     vf_estimate_opts o;
     vf_estimate e;
     vf_error err = {0};

@@ -8,23 +8,6 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static vf_model *open_model(const char *src)
-{
-    vf_model *m = NULL;
-    vf_error err = {0};
-    if (vf_model_open(src, &m, &err) != VF_OK)
-        fail_msg("%s: %s", src, err.msg);
-    return m;
-}
-
-/* Llama-3.1-8B (131072 positions) or Meta-Llama-3-8B (8192): 32 layers,
- * hidden 4096, 8 KV heads of 128, ff 14336, vocab 128256, bf16. */
-static vf_model *llama3_8b(uint64_t ctx)
-{
-    return open_model(ctx > 8192 ? REF "/models/meta-llama__Meta-Llama-3.1-8B.json"
-                                 : REF "/models/meta-llama__Meta-Llama-3-8B.json");
-}
-
 static vf_estimate run(const vf_model *m, const vf_estimate_opts *o)
 {
     vf_estimate e;
@@ -69,7 +52,7 @@ static void vllm_profile_rows(void **state)
         {"A4", "0.7.0", "A10G", 131072, 8192, 4, 22.30, 0.85, 4.17},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        vf_model *m = llama3_8b(rows[i].ctx);
+        vf_model *m = itl_llama3_8b(rows[i].ctx);
         vf_estimate_opts o;
         vllm_opts(&o, rows[i].gpu_gib, rows[i].gpu, rows[i].version, rows[i].mml, rows[i].mns);
         vf_estimate e = run(m, &o);
@@ -94,7 +77,7 @@ static void vllm_profile_terms(void **state)
 {
     (void)state;
     const uint64_t h = 4096, ff = 14336, V = 128256, T = 8192;
-    vf_model *m = llama3_8b(131072);
+    vf_model *m = itl_llama3_8b(131072);
     vf_estimate_opts o;
 
     /* H100, V1 defaults: T 8192, S 1024 -> segmented sort */
