@@ -68,6 +68,15 @@ VF_HIDDEN bool vf__kv_dtype_parse(const char *s, vf_dtype def, vf_dtype *k, vf_d
 VF_HIDDEN uint64_t vf__kv_bytes_per_token(const vf_hparams *hp, bool mla_latent, vf_dtype k, vf_dtype v);
 /* Recurrent (SSM / linear attention) state per sequence, all recurrent layers. */
 VF_HIDDEN uint64_t vf__recurrent_bytes(const vf_hparams *hp);
+/* Positions layer il caches for a sequence of ctx tokens: sliding-window
+ * layers hold at most the window. */
+VF_HIDDEN uint64_t vf__layer_tokens(const vf_hparams *hp, uint32_t il, uint64_t ctx);
+/* KV cache of batch sequences of ctx tokens, whole model before TP, K and V
+ * packed in kt and vt, plus each sequence's recurrent state. */
+VF_HIDDEN uint64_t vf__kv_cache_bytes(const vf_hparams *hp, bool mla_latent, vf_dtype kt, vf_dtype vt, uint64_t ctx,
+                                      uint64_t batch);
+/* Prefill tokens: --prompt, default and cap the context. */
+VF_HIDDEN uint64_t vf__prompt_tokens(const vf_infer_opts *io, uint64_t ctx);
 
 /* ---- overhead figures (infer_overhead.c) ---- */
 VF_HIDDEN uint64_t vf__cuda_context_bytes(void);        /* with PyTorch's kernels */

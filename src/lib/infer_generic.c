@@ -17,16 +17,7 @@ vf_status vf__infer_generic(const vf_model *m, const vf_estimate_opts *o, vf_est
     if (!vf__kv_dtype_parse(io->kv_dtype, w.act_dtype, &kt, &vt))
         return vf__err(err, VF_EINVAL, io->kv_dtype, "unknown KV cache type");
 
-    uint64_t kv = 0;
-    for (uint32_t il = 0; il < hp->n_layers; il++) {
-        uint64_t k, v;
-        vf__kv_layer_elems(hp, il, true, &k, &v);
-        uint64_t toks = ctx;
-        if (vf__layer_is_swa(hp, il) && hp->sliding_window < toks)
-            toks = hp->sliding_window;
-        kv = vf__sadd(kv, vf__smul(toks, vf__sadd(vf__dt_bytes(kt, k), vf__dt_bytes(vt, v))));
-    }
-    kv = vf__sadd(vf__smul(kv, batch), vf__smul(vf__recurrent_bytes(hp), batch));
+    uint64_t kv = vf__kv_cache_bytes(hp, true, kt, vt, ctx, batch);
     /* logits of the last position of each sequence, fp32 */
     uint64_t act = vf__smul(vf__smul(batch, hp->vocab_size), 4);
     uint64_t wpg = (w.bytes - w.sharded_bytes) + w.sharded_bytes / tp;

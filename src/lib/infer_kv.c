@@ -126,6 +126,31 @@ uint64_t vf__recurrent_bytes(const vf_hparams *hp)
     return vf__smul(hp->recurrent_state_bytes, n);
 }
 
+uint64_t vf__layer_tokens(const vf_hparams *hp, uint32_t il, uint64_t ctx)
+{
+    if (vf__layer_is_swa(hp, il) && hp->sliding_window < ctx)
+        return hp->sliding_window;
+    return ctx;
+}
+
+uint64_t vf__kv_cache_bytes(const vf_hparams *hp, bool mla_latent, vf_dtype kt, vf_dtype vt, uint64_t ctx,
+                            uint64_t batch)
+{
+    uint64_t kv = 0;
+    for (uint32_t il = 0; il < hp->n_layers; il++) {
+        uint64_t k, v;
+        vf__kv_layer_elems(hp, il, mla_latent, &k, &v);
+        uint64_t toks = vf__layer_tokens(hp, il, ctx);
+        kv = vf__sadd(kv, vf__smul(toks, vf__sadd(vf__dt_bytes(kt, k), vf__dt_bytes(vt, v))));
+    }
+    return vf__sadd(vf__smul(kv, batch), vf__smul(vf__recurrent_bytes(hp), batch));
+}
+
+uint64_t vf__prompt_tokens(const vf_infer_opts *io, uint64_t ctx)
+{
+    return io->prompt_tokens && io->prompt_tokens < ctx ? io->prompt_tokens : ctx;
+}
+
 bool vf__hp_has_attention(const vf_hparams *hp) { return hp->n_layers > 0 && (hp->n_heads > 0 || hp->layer_n_heads); }
 
 uint64_t vf__hp_context(const vf_hparams *hp) { return hp->context_length ? hp->context_length : 2048; }

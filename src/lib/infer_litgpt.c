@@ -163,9 +163,7 @@ vf_status vf__infer_litgpt(const vf_model *m, const vf_estimate_opts *o, vf_esti
 
     uint64_t b = io->batch ? io->batch : 1;
     uint64_t ctx = io->context ? io->context : vf__hp_context(hp);
-    uint64_t qt = io->prompt_tokens ? io->prompt_tokens : ctx;
-    if (qt > ctx)
-        qt = ctx;
+    uint64_t qt = vf__prompt_tokens(io, ctx);
 
     /* KV cache (build_kv_cache): K and V per layer, [b, n_query_groups,
      * max_seq_length, head_size] in the precision's dtype, max_seq_length =
@@ -175,10 +173,7 @@ vf_status vf__infer_litgpt(const vf_model *m, const vf_estimate_opts *o, vf_esti
     for (uint32_t il = 0; il < hp->n_layers; il++) {
         uint64_t k, v;
         vf__kv_layer_elems(hp, il, false, &k, &v);
-        uint64_t toks = ctx;
-        if (vf__layer_is_swa(hp, il) && hp->sliding_window < toks)
-            toks = hp->sliding_window;
-        uint64_t bt = vf__smul(b, toks);
+        uint64_t bt = vf__smul(b, vf__layer_tokens(hp, il, ctx));
         kv = vf__sadd(kv, vf__sadd(torch_block(vf__smul(bt, vf__smul(k, a))), torch_block(vf__smul(bt, vf__smul(v, a)))));
     }
     kv = vf__sadd(kv, vf__smul(vf__recurrent_bytes(hp), b));

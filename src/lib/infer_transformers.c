@@ -23,9 +23,7 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
     uint32_t tp = o->tp ? o->tp : 1;
     uint64_t b = io->batch ? io->batch : 1;
     uint64_t ctx = io->context ? io->context : vf__hp_context(hp);
-    uint64_t q = io->prompt_tokens ? io->prompt_tokens : ctx;
-    if (q > ctx)
-        q = ctx;
+    uint64_t q = vf__prompt_tokens(io, ctx);
     vf_dtype kt, vt;
     if (!vf__kv_dtype_parse(io->kv_dtype, w.act_dtype, &kt, &vt))
         return vf__err(err, VF_EINVAL, io->kv_dtype, "unknown KV cache type");
@@ -34,16 +32,7 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
 
     /* KV: DynamicCache holds decompressed heads in the model dtype; sliding
      * layers keep at most the window. */
-    uint64_t kv = 0;
-    for (uint32_t il = 0; il < hp->n_layers; il++) {
-        uint64_t k, v;
-        vf__kv_layer_elems(hp, il, false, &k, &v);
-        uint64_t toks = ctx;
-        if (vf__layer_is_swa(hp, il) && hp->sliding_window < toks)
-            toks = hp->sliding_window;
-        kv = vf__sadd(kv, vf__smul(toks, vf__sadd(vf__dt_bytes(kt, k), vf__dt_bytes(vt, v))));
-    }
-    kv = vf__sadd(vf__smul(kv, b), vf__smul(vf__recurrent_bytes(hp), b));
+    uint64_t kv = vf__kv_cache_bytes(hp, false, kt, vt, ctx, b);
 
     /* Prefill's working set on top of the weights (one layer at a time):
      *  residual + current hidden: 2 x b x q x h x a;
