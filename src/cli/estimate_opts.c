@@ -63,23 +63,32 @@ void vf_cli_infer_opts_help(FILE *f)
           f);
 }
 
-static int bad(const char *opt, const char *arg, const char *why)
+int vf_cli_opt_bad(const char *opt, const char *arg, const char *why)
 {
     fprintf(stderr, "vramfit: --%s %s: %s; see 'vramfit estimate --help'\n", opt, arg, why);
     return -1;
 }
 
+int vf_cli_opt_number(const char *opt, const char *arg, uint64_t lo, uint64_t hi, const char *why, uint64_t *out)
+{
+    if (!vf_parse_u64(arg, out) || *out < lo || *out > hi) {
+        char range[96];
+        snprintf(range, sizeof range, "expected a whole number from %llu to %llu", (unsigned long long)lo,
+                 (unsigned long long)hi);
+        return vf_cli_opt_bad(opt, arg, why ? why : range);
+    }
+    return 1;
+}
+
 static int count(const char *opt, const char *arg, uint64_t *out, bool zero_ok)
 {
-    if (!vf_parse_u64(arg, out) || (!zero_ok && *out == 0) || *out > ((uint64_t)1 << 32))
-        return bad(opt, arg, "expected a positive count");
-    return 1;
+    return vf_cli_opt_number(opt, arg, zero_ok ? 0 : 1, (uint64_t)1 << 32, "expected a positive count", out);
 }
 
 static int copy(const char *opt, const char *arg, char *dst, size_t cap)
 {
     if (strlen(arg) >= cap)
-        return bad(opt, arg, "too long");
+        return vf_cli_opt_bad(opt, arg, "too long");
     memcpy(dst, arg, strlen(arg) + 1);
     return 1;
 }
@@ -90,21 +99,21 @@ static int parse_split(const char *arg, vf_infer_opts *io)
     const char *p = arg;
     while (*p) {
         if (n >= VF_MAX_SPLIT)
-            return bad("tensor-split", arg, "at most 16 devices");
+            return vf_cli_opt_bad("tensor-split", arg, "at most 16 devices");
         char *end;
         errno = 0;
         double v = strtod(p, &end);
         if (end == p || errno || v < 0 || v > 1e12)
-            return bad("tensor-split", arg, "expected non-negative numbers separated by commas");
+            return vf_cli_opt_bad("tensor-split", arg, "expected non-negative numbers separated by commas");
         io->tensor_split[n++] = v;
         p = end;
         if (*p == ',')
             p++;
         else if (*p)
-            return bad("tensor-split", arg, "expected non-negative numbers separated by commas");
+            return vf_cli_opt_bad("tensor-split", arg, "expected non-negative numbers separated by commas");
     }
     if (n == 0)
-        return bad("tensor-split", arg, "empty");
+        return vf_cli_opt_bad("tensor-split", arg, "empty");
     io->n_split = n;
     return 1;
 }
@@ -126,11 +135,11 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         else if (strcasecmp(arg, "litgpt") == 0)
             o->runtime = VF_RUNTIME_LITGPT;
         else
-            return bad("runtime", arg, "expected generic, transformers, vllm, llamacpp or litgpt");
+            return vf_cli_opt_bad("runtime", arg, "expected generic, transformers, vllm, llamacpp or litgpt");
         return 1;
     case VF_OPT_WEIGHTS:
         if (!vf_weights_format_valid(arg))
-            return bad("weights", arg, "unknown weight format (see vramfit dtypes)");
+            return vf_cli_opt_bad("weights", arg, "unknown weight format (see vramfit dtypes)");
         return copy("weights", arg, o->weights, sizeof o->weights);
     case VF_OPT_KEEP_DTYPE:
         return copy("keep-dtype", arg, io->keep_dtype, sizeof io->keep_dtype);
@@ -144,7 +153,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         else if (strcasecmp(arg, "flash") == 0 || strcasecmp(arg, "flash_attention_2") == 0)
             io->attn = VF_ATTN_FLASH;
         else
-            return bad("attn", arg, "expected eager, sdpa or flash");
+            return vf_cli_opt_bad("attn", arg, "expected eager, sdpa or flash");
         return 1;
     case VF_OPT_BATCH:
         return count("batch", arg, &io->batch, false);
@@ -176,7 +185,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         errno = 0;
         double d = strtod(arg, &end);
         if (end == arg || *end || errno || !(d > 0 && d <= 1))
-            return bad("gpu-util", arg, "expected a fraction in (0, 1]");
+            return vf_cli_opt_bad("gpu-util", arg, "expected a fraction in (0, 1]");
         io->gpu_util = d;
         return 1;
     }
@@ -193,7 +202,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         if (count(name, arg, &v, false) < 0)
             return -1;
         if (v > 4096)
-            return bad(name, arg, "at most 4096");
+            return vf_cli_opt_bad(name, arg, "at most 4096");
         if (c == VF_OPT_TP)
             o->tp = (uint32_t)v;
         else if (c == VF_OPT_PP)
@@ -204,7 +213,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
     }
     case VF_OPT_VLLM_VERSION:
         if (!((arg[0] >= '0' && arg[0] <= '9')))
-            return bad("vllm-version", arg, "expected a version such as 0.11.0");
+            return vf_cli_opt_bad("vllm-version", arg, "expected a version such as 0.11.0");
         return copy("vllm-version", arg, io->vllm_version, sizeof io->vllm_version);
     case VF_OPT_ENFORCE_EAGER:
         io->enforce_eager = true;
@@ -217,7 +226,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         if (count("parallel", arg, &v, false) < 0)
             return -1;
         if (v > 65536)
-            return bad("parallel", arg, "at most 65536");
+            return vf_cli_opt_bad("parallel", arg, "at most 65536");
         io->parallel = (uint32_t)v;
         return 1;
     case VF_OPT_FLASH_ATTN:
@@ -228,7 +237,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         else if (strcasecmp(arg, "auto") == 0)
             io->flash_attn = -1;
         else
-            return bad("flash-attn", arg, "expected on, off or auto");
+            return vf_cli_opt_bad("flash-attn", arg, "expected on, off or auto");
         return 1;
     case VF_OPT_SWA_FULL:
         io->swa_full = true;
@@ -242,7 +251,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         else if (strcasecmp(arg, "last") == 0)
             io->logits_all = false;
         else
-            return bad("logits", arg, "expected all or last");
+            return vf_cli_opt_bad("logits", arg, "expected all or last");
         return 1;
     case VF_OPT_NGL:
         if (strcasecmp(arg, "all") == 0 || strcasecmp(arg, "auto") == 0) {

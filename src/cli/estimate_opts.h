@@ -1,7 +1,7 @@
 /* estimate_opts.h — the estimate knobs as getopt_long tables and parsers,
  * shared by 'vramfit estimate' and 'vramfit fit' (and any command that runs
  * the memory model). Inference knobs live in estimate_opts.c, training knobs
- * in train_opts.c (owned by the training module). */
+ * in train_opts.c. */
 #ifndef VF_ESTIMATE_OPTS_H
 #define VF_ESTIMATE_OPTS_H
 
@@ -31,6 +31,12 @@ extern const struct option vf_cli_train_options[];
  * code is not one of this table's, -1 after printing a usage error. */
 int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o);
 int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o);
+
+/* Shared by the tables' parsers: a usage error "--OPT ARG: WHY" (returns -1),
+ * and a whole number in [lo, hi] into out (returns 1, or -1 after the usage
+ * error: why, or the range when why is NULL). */
+int vf_cli_opt_bad(const char *opt, const char *arg, const char *why);
+int vf_cli_opt_number(const char *opt, const char *arg, uint64_t lo, uint64_t hi, const char *why, uint64_t *out);
 
 /* Help text for the tables' options (for a command's --help). */
 void vf_cli_infer_opts_help(FILE *f);

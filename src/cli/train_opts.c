@@ -61,24 +61,6 @@ void vf_cli_train_opts_help(FILE *f)
           f);
 }
 
-static int bad(const char *opt, const char *arg, const char *why)
-{
-    fprintf(stderr, "vramfit: --%s %s: %s; see 'vramfit estimate --help'\n", opt, arg, why);
-    return -1;
-}
-
-/* A whole number in [lo, hi]. */
-static int number(const char *opt, const char *arg, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-    if (!vf_parse_u64(arg, out) || *out < lo || *out > hi) {
-        char why[96];
-        snprintf(why, sizeof why, "expected a whole number from %llu to %llu", (unsigned long long)lo,
-                 (unsigned long long)hi);
-        return bad(opt, arg, why);
-    }
-    return 1;
-}
-
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static int pick(const char *opt, const char *arg, const char *const *names, size_t n, int *out, const char *why)
@@ -88,14 +70,14 @@ static int pick(const char *opt, const char *arg, const char *const *names, size
             *out = (int)i;
             return 1;
         }
-    return bad(opt, arg, why);
+    return vf_cli_opt_bad(opt, arg, why);
 }
 
 int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
 {
     vf_train_opts *t = &o->train;
     uint64_t v;
-    int k;
+    int k = 0;
     switch (c) {
     case T_OPTIMIZER: {
         static const char *const n[] = {"adamw", "adam", "adamw-8bit", "paged-adamw-8bit", "sgd",
@@ -127,31 +109,31 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     }
     case T_GRAD_ACCUM:
-        if (number("grad-accum", arg, 1, 1u << 20, &v) < 0)
+        if (vf_cli_opt_number("grad-accum", arg, 1, 1u << 20, NULL, &v) < 0)
             return -1;
         t->grad_accum = (uint32_t)v;
         return 1;
     case T_MICRO_BATCH:
-        return number("micro-batch", arg, 1, 1u << 24, &t->micro_batch);
+        return vf_cli_opt_number("micro-batch", arg, 1, 1u << 24, NULL, &t->micro_batch);
     case T_SEQ_LEN:
-        return number("seq-len", arg, 1, 1ull << 30, &t->seq_len);
+        return vf_cli_opt_number("seq-len", arg, 1, 1ull << 30, NULL, &t->seq_len);
     case T_LORA_RANK:
-        if (number("lora-rank", arg, 1, 65536, &v) < 0)
+        if (vf_cli_opt_number("lora-rank", arg, 1, 65536, NULL, &v) < 0)
             return -1;
         t->lora_rank = (uint32_t)v;
         return 1;
     case T_LORA_TARGETS:
         if (!arg[0] || strlen(arg) >= sizeof t->lora_targets)
-            return bad("lora-targets", arg, "expected q,k,v,o,gate,up,down or all-linear");
+            return vf_cli_opt_bad("lora-targets", arg, "expected q,k,v,o,gate,up,down or all-linear");
         memcpy(t->lora_targets, arg, strlen(arg) + 1);
         return 1;
     case T_QLORA:
         if (strcasecmp(arg, "nf4") && strcasecmp(arg, "nf4-dq"))
-            return bad("qlora", arg, "expected nf4 or nf4-dq");
+            return vf_cli_opt_bad("qlora", arg, "expected nf4 or nf4-dq");
         snprintf(t->qlora, sizeof t->qlora, "%s", strcasecmp(arg, "nf4") ? "nf4-dq" : "nf4");
         return 1;
     case T_ZERO:
-        if (number("zero", arg, 0, 3, &v) < 0)
+        if (vf_cli_opt_number("zero", arg, 0, 3, NULL, &v) < 0)
             return -1;
         t->zero = (int)v;
         return 1;
@@ -163,7 +145,7 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     }
     case T_EP:
-        if (number("ep", arg, 1, 4096, &v) < 0)
+        if (vf_cli_opt_number("ep", arg, 1, 4096, NULL, &v) < 0)
             return -1;
         o->ep = (uint32_t)v;
         return 1;
@@ -176,14 +158,14 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
     }
     case T_OFFLOAD_DEVICE:
         if (strcasecmp(arg, "cpu") && strcasecmp(arg, "nvme"))
-            return bad("offload-device", arg, "expected cpu or nvme");
+            return vf_cli_opt_bad("offload-device", arg, "expected cpu or nvme");
         t->offload_nvme = strcasecmp(arg, "nvme") == 0;
         return 1;
     case T_LORA_DROPOUT: {
         char *end;
         double d = strtod(arg, &end);
         if (end == arg || *end || !(d >= 0 && d < 1))
-            return bad("lora-dropout", arg, "expected a probability in [0, 1)");
+            return vf_cli_opt_bad("lora-dropout", arg, "expected a probability in [0, 1)");
         t->lora_dropout = (float)d;
         return 1;
     }
@@ -191,7 +173,7 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         t->states_only = true;
         return 1;
     case T_PER_NODE:
-        if (number("gpus-per-node", arg, 1, 4096, &v) < 0)
+        if (vf_cli_opt_number("gpus-per-node", arg, 1, 4096, NULL, &v) < 0)
             return -1;
         t->gpus_per_node = (uint32_t)v;
         return 1;
