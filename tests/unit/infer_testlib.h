@@ -43,6 +43,16 @@ static inline vf_model *itl_llama3_8b(uint64_t ctx)
                                : REF "/models/meta-llama__Meta-Llama-3-8B.json");
 }
 
+/* The estimate for m under o; any error fails the test. */
+static inline vf_estimate itl_run(const vf_model *m, const vf_estimate_opts *o)
+{
+    vf_estimate e;
+    vf_error err = {0};
+    if (vf_estimate_run(m, o, &e, &err) != VF_OK)
+        fail_msg("estimate: %s", err.msg);
+    return e;
+}
+
 /* A model made of aggregate tensors: one tensor of n params in dtype dt. */
 static inline void itl_add(vf_model *m, const char *name, vf_dtype dt, vf_role role, int32_t layer, uint64_t rows,
                            uint64_t cols)

@@ -24,15 +24,6 @@ static uint64_t params_of(const vf_model *m)
     return t.params;
 }
 
-static vf_estimate run(const vf_model *m, const vf_estimate_opts *o)
-{
-    vf_estimate e;
-    vf_error err = {0};
-    if (vf_estimate_run(m, o, &e, &err) != VF_OK)
-        fail_msg("estimate: %s", err.msg);
-    return e;
-}
-
 /* ---- the seeds' worked examples (SEEDS.md: "1B in fp32 = 4 GB", "70B in
  * fp32 = 280 GB", "a 4B model ... 8 GB in BF16") ---- */
 static void seeds_examples(void **state)
@@ -50,7 +41,7 @@ static void seeds_examples(void **state)
         vf_estimate_opts o;
         vf_estimate_opts_init(&o);
         snprintf(o.weights, sizeof o.weights, "%s", ex[i].reprice);
-        vf_estimate e = run(m, &o);
+        vf_estimate e = itl_run(m, &o);
         assert_int_equal(e.weights, (uint64_t)(ex[i].gb * 1e9));
         vf_model_free(m);
     }
@@ -104,7 +95,7 @@ static void kv_gqa_llamacpp(void **state)
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
     o.infer.context = 8192;
-    vf_estimate e = run(m, &o);
+    vf_estimate e = itl_run(m, &o);
     assert_int_equal(e.rb_context, 1024ull << 20);
     assert_int_equal(e.rb_context, 8192ull * 32 * 2 * 8 * 128 * 2);
     /* src/llama-context.cpp: n_ctx = GGML_PAD(n_ctx, 256); without a unified
@@ -112,15 +103,15 @@ static void kv_gqa_llamacpp(void **state)
      * n_seq: -c 1000 gives 1024 cells; -c 4096 -np 3 gives 3 x 1536 */
     const uint64_t cell = 32ull * 2 * 8 * 128 * 2;
     o.infer.context = 1000;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.rb_context, 1024 * cell);
     o.infer.context = 4096;
     o.infer.parallel = 3;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.rb_context, 3 * 1536 * cell);
     assert_int_equal(e.rb_output, 3ull * 128256 * 4);
     o.infer.kv_unified = true;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.rb_context, 4096 * cell);
     o.infer.kv_unified = false;
     o.infer.parallel = 1;
@@ -128,14 +119,14 @@ static void kv_gqa_llamacpp(void **state)
     /* q8_0 K and V: 34 bytes per 32 elements (ggml block_q8_0) */
     snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "q8_0");
     o.infer.flash_attn = 1;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.rb_context, 8192ull * 32 * 2 * (1024 / 32 * 34));
 
     /* C12's GPU model buffer: Meta-Llama-3-8B-Instruct Q4_K_M fully offloaded
      * holds everything but the token embeddings: 4403 MiB */
     snprintf(o.weights, sizeof o.weights, "q4_k_m");
     o.infer.kv_dtype[0] = '\0';
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_true(fabs(itl_rel(e.weights / MIB, 4403)) < 0.005);
     vf_model_free(m);
 
@@ -143,14 +134,14 @@ static void kv_gqa_llamacpp(void **state)
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
     o.infer.context = 40960;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.rb_context, 4480ull << 20);
     /* compute buffer on CUDA: 300 MiB (C13), within 10% */
     assert_true(fabs(itl_rel(e.rb_compute / MIB, 300)) < 0.10);
     /* model buffer on the GPU, Q4_K_M: 1050 MiB (C13): the blocks and the
      * tied output's duplicated copy (Q6_K), token embeddings on the host */
     snprintf(o.weights, sizeof o.weights, "q4_k_m");
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_true(fabs(itl_rel(e.weights / MIB, 1050)) < 0.005);
     vf_model_free(m);
 }
@@ -173,7 +164,7 @@ static void kv_mla(void **state)
     o.gpu_bytes = 141ull << 30;
     o.tp = 8;
     o.infer.max_model_len = 4096;
-    vf_estimate e = run(m, &o);
+    vf_estimate e = itl_run(m, &o);
     assert_int_equal(e.kv_bytes_per_token, 61ull * 576 * 2);
     /* the multi-token-prediction layer (61) is not loaded: weights < all tensors / 8 */
     vf_model_totals tot;
@@ -204,12 +195,12 @@ static void kv_recurrent(void **state)
     o.runtime = VF_RUNTIME_LLAMACPP;
     o.infer.context = 4096;
     o.infer.parallel = 2;
-    vf_estimate e = run(m, &o);
+    vf_estimate e = itl_run(m, &o);
     assert_int_equal(e.rb_context, 3ull * 1000000 * 2 + 4096ull * 2 * 512 * 2);
     assert_int_equal(e.kv_cache, e.rb_context); /* all layers on the GPU */
     o.runtime = VF_RUNTIME_GENERIC;
     o.infer.batch = 2;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.kv_cache, 3ull * 1000000 * 2 + 2 * 4096ull * 2 * 512 * 2);
     vf_model_free(m);
 }
@@ -226,18 +217,18 @@ static void kv_swa_llamacpp(void **state)
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
     o.infer.context = 8192;
-    vf_estimate e = run(m, &o);
+    vf_estimate e = itl_run(m, &o);
     uint64_t row = 2ull * 8 * 256 * 2; /* K + V f16 per cell and layer */
     assert_int_equal(e.rb_context, 21 * 8192 * row + 21 * 4608 * row);
     o.infer.swa_full = true;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.rb_context, 42 * 8192 * row);
     /* transformers caps sliding layers at the window: 21 x 8192 + 21 x 4096 */
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_TRANSFORMERS;
     o.infer.context = 8192;
     snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "bf16");
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.kv_cache, 21 * 8192 * row + 21 * 4096 * row);
     vf_model_free(m);
 }
@@ -271,7 +262,7 @@ static void vllm_pool(void **state)
         snprintf(o.infer.vllm_version, sizeof o.infer.vllm_version, "%s", rows[i].version);
         snprintf(o.infer.gpu_name, sizeof o.infer.gpu_name, "%s", rows[i].gpu);
         o.infer.max_model_len = rows[i].mml;
-        vf_estimate e = run(m, &o);
+        vf_estimate e = itl_run(m, &o);
         print_message("%s: pool %.2f GiB (measured %.2f), weights %.3f (%.2f), activations %.2f GiB\n", rows[i].row,
                       e.kv_cache / GIB, rows[i].pool_gib, e.weights / GIB, rows[i].weights_gib, e.activations / GIB);
         assert_true(e.starts);
@@ -293,9 +284,9 @@ static void vllm_pool(void **state)
         o.gpu_bytes = 80ull << 30;
         o.infer.max_model_len = 8192;
         snprintf(o.infer.gpu_name, sizeof o.infer.gpu_name, "A100 SXM 80GB");
-        vf_estimate a100 = run(m, &o);
+        vf_estimate a100 = itl_run(m, &o);
         snprintf(o.infer.gpu_name, sizeof o.infer.gpu_name, "H100 SXM 80GB");
-        vf_estimate h100 = run(m, &o);
+        vf_estimate h100 = itl_run(m, &o);
         assert_true(a100.activations >= 256ull * 128256 * 28 && a100.activations < 1024ull * 128256 * 28);
         assert_true(h100.activations >= 1024ull * 128256 * 28);
         vf_model_free(m);
@@ -307,7 +298,7 @@ static void vllm_pool(void **state)
     o.runtime = VF_RUNTIME_VLLM;
     o.gpu_bytes = (uint64_t)(79.22 * GIB);
     o.tp = 2;
-    vf_estimate e = run(m, &o);
+    vf_estimate e = itl_run(m, &o);
     assert_true(fabs(itl_rel(e.weights / GIB, 7.48)) < 0.005);
     /* a 24 GB card at the full 131072 context does not start */
     vf_model_free(m);
@@ -315,7 +306,7 @@ static void vllm_pool(void **state)
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_VLLM;
     o.gpu_bytes = (uint64_t)(22.30 * GIB);
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_false(e.starts);
     assert_non_null(strstr(e.reason, "max_model_len 131072"));
     vf_model_free(m);
@@ -344,7 +335,7 @@ static void transformers_peaks(void **state)
         o.infer.prompt_tokens = 64;
         snprintf(o.weights, sizeof o.weights, "%s", rows[i].weights);
         snprintf(o.infer.keep_dtype, sizeof o.infer.keep_dtype, "%s", rows[i].keep);
-        vf_estimate e = run(m, &o);
+        vf_estimate e = itl_run(m, &o);
         print_message("%s: %.3f GiB (measured %.3f)\n", rows[i].row, allocated_gib(&e), rows[i].gib);
         assert_true(fabs(itl_rel(allocated_gib(&e), rows[i].gib)) < 0.05);
     }
@@ -361,7 +352,7 @@ static void transformers_peaks(void **state)
         o.infer.context = 300;
         o.infer.prompt_tokens = 44;
         snprintf(o.weights, sizeof o.weights, "%s", vf_dtype_get(f[i].dt)->name);
-        vf_estimate e = run(m, &o);
+        vf_estimate e = itl_run(m, &o);
         double gb = allocated_gib(&e) * GIB / 1e9;
         print_message("E23 %s: %.2f GB (measured %.2f)\n", vf_dtype_get(f[i].dt)->name, gb, f[i].gb);
         assert_true(fabs(itl_rel(gb, f[i].gb)) < 0.05);
@@ -376,7 +367,7 @@ static void transformers_peaks(void **state)
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_TRANSFORMERS;
     o.infer.context = 1;
-    vf_estimate e = run(m, &o);
+    vf_estimate e = itl_run(m, &o);
     assert_true(fabs(itl_rel(e.per_gpu_bytes / MIB, 2631)) < 0.05);
     vf_model_free(m);
 }
@@ -398,14 +389,14 @@ static void llamacpp_placement(void **state)
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
     o.infer.context = 8192;
-    vf_estimate e = run(m, &o);
+    vf_estimate e = itl_run(m, &o);
     assert_int_equal(e.rb_model, total);
     assert_int_equal(e.weights, total - embd); /* everything but token_embd on the GPU */
     assert_int_equal(e.kv_cache, 1024ull << 20);
     assert_true(e.host_bytes >= embd + 128256ull * 4);
     /* -ngl 16: start = 33 - 16 = 17: blocks 17..31 and the output */
     o.infer.n_gpu_layers = 16;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.weights, 15 * block + out + 4096 * 2);
     assert_int_equal(e.kv_cache, 15ull * 8192 * 2 * 1024 * 2);
     /* two GPUs split 3:1: positions il/33 < 0.75 (blocks 0..24) on the first */
@@ -413,7 +404,7 @@ static void llamacpp_placement(void **state)
     o.infer.n_split = 2;
     o.infer.tensor_split[0] = 3;
     o.infer.tensor_split[1] = 1;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.gpus, 2);
     assert_int_equal(e.rb_context, 1024ull << 20);
     assert_true(e.total_bytes > e.per_gpu_bytes);
@@ -427,7 +418,7 @@ static void llamacpp_placement(void **state)
     m->hp.vocab_size = 32000, m->hp.tie_word_embeddings = true, m->hp.intermediate_size = 1024;
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_LLAMACPP;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.weights, 1024ull * 512 * 2 + 32000ull * 512 * 2);
     vf_model_free(m);
 }
@@ -457,14 +448,14 @@ static void knobs(void **state)
     o.runtime = VF_RUNTIME_TRANSFORMERS;
     o.infer.context = 4096;
     o.infer.attn = VF_ATTN_EAGER;
-    vf_estimate eager = run(m, &o);
+    vf_estimate eager = itl_run(m, &o);
     o.infer.attn = VF_ATTN_SDPA;
-    vf_estimate sdpa = run(m, &o);
+    vf_estimate sdpa = itl_run(m, &o);
     assert_true(eager.activations >= 32ull * 4096 * 4096 * (2 + 4 + 2));
     assert_true(sdpa.activations < eager.activations / 4);
     /* every prompt position's logits, model dtype + fp32: 4096 x 128256 x 6 */
     o.infer.logits_all = true;
-    vf_estimate all = run(m, &o);
+    vf_estimate all = itl_run(m, &o);
     assert_true(all.activations >= 4096ull * 128256 * 6);
     assert_true(sdpa.activations < 4096ull * 128256 * 6);
     /* vLLM: --enforce-eager drops the CUDA-graph pool, the KV pool is unchanged */
@@ -472,9 +463,9 @@ static void knobs(void **state)
     o.runtime = VF_RUNTIME_VLLM;
     o.gpu_bytes = 80ull << 30;
     o.infer.max_model_len = 8192;
-    vf_estimate graphs = run(m, &o);
+    vf_estimate graphs = itl_run(m, &o);
     o.infer.enforce_eager = true;
-    vf_estimate eagerv = run(m, &o);
+    vf_estimate eagerv = itl_run(m, &o);
     assert_int_equal(graphs.kv_cache, eagerv.kv_cache);
     assert_true(graphs.overhead > eagerv.overhead);
     /* absurd knobs: finite figures, no overflow wrap (saturating products) */
@@ -498,9 +489,9 @@ static void knobs(void **state)
     /* generic: tp divides matrices and KV */
     vf_estimate_opts_init(&o);
     o.infer.context = 8192;
-    vf_estimate one = run(m, &o);
+    vf_estimate one = itl_run(m, &o);
     o.tp = 4;
-    vf_estimate four = run(m, &o);
+    vf_estimate four = itl_run(m, &o);
     assert_int_equal(one.kv_cache, 8192ull * 131072);
     assert_int_equal(four.kv_cache, one.kv_cache / 4);
     assert_true(four.weights < one.weights / 3);

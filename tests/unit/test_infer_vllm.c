@@ -8,15 +8,6 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static vf_estimate run(const vf_model *m, const vf_estimate_opts *o)
-{
-    vf_estimate e;
-    vf_error err = {0};
-    if (vf_estimate_run(m, o, &e, &err) != VF_OK)
-        fail_msg("estimate: %s", err.msg);
-    return e;
-}
-
 static void vllm_opts(vf_estimate_opts *o, double gpu_gib, const char *gpu, const char *version, uint64_t mml,
                       uint64_t mns)
 {
@@ -55,7 +46,7 @@ static void vllm_profile_rows(void **state)
         vf_model *m = itl_llama3_8b(rows[i].ctx);
         vf_estimate_opts o;
         vllm_opts(&o, rows[i].gpu_gib, rows[i].gpu, rows[i].version, rows[i].mml, rows[i].mns);
-        vf_estimate e = run(m, &o);
+        vf_estimate e = itl_run(m, &o);
         print_message("%s: activation %.3f GiB (measured %.2f), pool %.2f GiB (measured %.2f)\n", rows[i].row,
                       e.activations / GIB, rows[i].act_gib, e.kv_cache / GIB, rows[i].pool_gib);
         assert_true(e.starts);
@@ -82,7 +73,7 @@ static void vllm_profile_terms(void **state)
 
     /* H100, V1 defaults: T 8192, S 1024 -> segmented sort */
     vllm_opts(&o, 79.18, "H100", "0.11.0", 16000, 0);
-    vf_estimate e = run(m, &o);
+    vf_estimate e = itl_run(m, &o);
     uint64_t s = 1024;
     assert_int_equal(e.activations, T * h * 2 + 2 * s * h * 2 + s * V * (2 + 4 + 4 + 8) + s * V * 20 + (32u << 20));
 
@@ -90,24 +81,24 @@ static void vllm_profile_terms(void **state)
      * scratch per logit (with 8192 tokens the forward would be the peak) */
     vllm_opts(&o, 79.18, "H100", "0.11.0", 16000, 64);
     o.infer.max_num_batched_tokens = 2048;
-    e = run(m, &o);
+    e = itl_run(m, &o);
     s = 64;
     assert_int_equal(e.activations, 2048 * h * 2 + 2 * s * h * 2 + s * V * 18 + s * V * 32 + (32u << 20));
     vllm_opts(&o, 79.18, "H100", "0.11.0", 16000, 64);
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.activations, T * (3 * h + 3 * ff) * 2 + (32u << 20));
 
     /* A10G (sm86), V0 with 4 sequences: the forward is the peak */
     vllm_opts(&o, 22.30, "A10G", "0.7.0", 8192, 4);
-    e = run(m, &o);
+    e = itl_run(m, &o);
     assert_int_equal(e.activations, T * (3 * h + 3 * ff) * 2 + 8519680u);
 
     /* the pool is what the budget leaves after weights, that peak and the
      * non-torch memory, in whole blocks: more sequences, smaller pool */
     vllm_opts(&o, 79.18, "H100", "0.11.0", 16000, 256);
-    vf_estimate few = run(m, &o);
+    vf_estimate few = itl_run(m, &o);
     vllm_opts(&o, 79.18, "H100", "0.11.0", 16000, 1024);
-    vf_estimate many = run(m, &o);
+    vf_estimate many = itl_run(m, &o);
     assert_true(many.activations > few.activations);
     assert_true(few.kv_cache - many.kv_cache >= many.activations - few.activations - (2u << 20));
     vf_model_free(m);
