@@ -77,9 +77,6 @@ VF_HIDDEN void vf__ab_raw(vf__ab *b, vf_dtype dt, uint32_t flags, uint64_t n_par
  * the quantization_config says unless the module is kept in high precision. */
 VF_HIDDEN void vf__ab_linear(vf__ab *b, unsigned flags, uint64_t out, uint64_t in, const char *fmt, ...)
     VF_PRINTF(5, 6);
-/* Whether module name is excluded from quantization (modules_to_not_convert,
- * ignore, llm_int8_skip_modules; lm_head always). */
-VF_HIDDEN bool vf__ab_keep_precision(vf__ab *b, const char *module);
 /* Fails the build with a message (first error wins). */
 VF_HIDDEN void vf__ab_fail(vf__ab *b, vf_status st, const char *fmt, ...) VF_PRINTF(3, 4);
 
@@ -92,11 +89,6 @@ typedef struct vf__family {
     const char *model_type;
     vf__arch_fn build;
 } vf__family;
-
-/* The family for a model_type (also legacy spellings), NULL if unknown. */
-VF_HIDDEN const vf__family *vf__family_find(const char *model_type);
-/* "llama, mistral, ..." for error messages. */
-VF_HIDDEN const char *vf__family_list(void);
 
 VF_HIDDEN vf_status vf__arch_decoder(vf__ab *b); /* llama-like decoders: arch_decoder.c */
 VF_HIDDEN vf_status vf__arch_deepseek(vf__ab *b);

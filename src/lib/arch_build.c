@@ -194,7 +194,9 @@ static bool list_matches(vf__ab *b, const json_t *list, const char *module)
     return false;
 }
 
-bool vf__ab_keep_precision(vf__ab *b, const char *module)
+/* Whether module name is excluded from quantization (modules_to_not_convert,
+ * ignore, llm_int8_skip_modules; lm_head always). */
+static bool ab_keep_precision(vf__ab *b, const char *module)
 {
     if (b->q.kind == VF_Q_NONE)
         return true;
@@ -351,7 +353,7 @@ void vf__ab_linear(vf__ab *b, unsigned flags, uint64_t out, uint64_t in, const c
     va_start(ap, fmt);
     vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
-    if ((flags & VF_LIN_NOQUANT) || b->q.kind == VF_Q_MXFP4 || vf__ab_keep_precision(b, pre))
+    if ((flags & VF_LIN_NOQUANT) || b->q.kind == VF_Q_MXFP4 || ab_keep_precision(b, pre))
         vf__ab_param(b, out, in, "%s.weight", pre);
     else
         linear_quant(b, pre, out, in);

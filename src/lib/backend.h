@@ -59,7 +59,6 @@ VF_HIDDEN void vf__sync_stream(vf__backend *b);
 
 /* "host", "null", "cuda:N" → an open backend. */
 VF_HIDDEN vf_status vf__backend_open(const char *device, vf__backend **out, vf_error *err);
-VF_HIDDEN vf_status vf__backend_host_open(vf__backend **out, vf_error *err);
 VF_HIDDEN vf_status vf__backend_null_open(vf__backend **out, vf_error *err);
 VF_HIDDEN vf_status vf__backend_cuda_open(int ordinal, vf__backend **out, vf_error *err);
 /* CUDA devices visible through the driver; 0 (and VF_OK) when there is no driver. */

@@ -107,7 +107,7 @@ static const vf__backend_ops host_ops = {
     .mem_info = host_mem_info,
 };
 
-vf_status vf__backend_host_open(vf__backend **out, vf_error *err)
+static vf_status backend_host_open(vf__backend **out, vf_error *err)
 {
     vf__backend *b = calloc(1, sizeof *b);
     if (!b)
@@ -123,7 +123,7 @@ vf_status vf__backend_open(const char *device, vf__backend **out, vf_error *err)
 {
     *out = NULL;
     if (!device || !*device || strcmp(device, "host") == 0 || strcmp(device, "cpu") == 0)
-        return vf__backend_host_open(out, err);
+        return backend_host_open(out, err);
     if (strcmp(device, "null") == 0)
         return vf__backend_null_open(out, err);
     if (strncmp(device, "cuda:", 5) == 0 || strcmp(device, "cuda") == 0) {

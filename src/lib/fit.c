@@ -147,14 +147,14 @@ static uint64_t search_max(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_
     return lo;
 }
 
-uint64_t vf__fit_max_context(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped)
+static uint64_t fit_max_context(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped)
 {
     const vf_hparams *hp = vf_model_hparams(c->m);
     uint64_t cap = hp && hp->context_length ? hp->context_length : CONTEXT_CAP;
     return search_max(c, o, gpu_bytes, cap, c->base_context, vf__set_context, capped);
 }
 
-uint64_t vf__fit_max_batch(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped)
+static uint64_t fit_max_batch(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped)
 {
     return search_max(c, o, gpu_bytes, BATCH_CAP, c->base_batch, vf__set_batch, capped);
 }
@@ -298,7 +298,7 @@ void vf__fit_apply_plan(vf_estimate_opts *o, const vf__gpu_plan *p)
 }
 
 /* The knobs for n devices when the user gave only a count ("H100x2"). */
-void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n)
+static void fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n)
 {
     if (n <= 1)
         return;
@@ -339,7 +339,7 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
     vf__fit_ctx c = {.m = m, .fn = opts->estimate ? opts->estimate : vf_estimate_run, .scratch = scratch};
     uint32_t n = opts->gpus ? opts->gpus : 1;
     vf_estimate_opts o = opts->est;
-    vf__fit_spread(m, &o, n);
+    fit_spread(m, &o, n);
 
     uint64_t needed = 0;
     int r = vf__fit_try(&c, &o, opts->gpu_bytes, &needed, err);
@@ -360,8 +360,8 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
     vf_speed_bounds(m, &o, &out->est, opts->gpu, n, &out->speed);
 
     if (!opts->no_search) {
-        out->max_context = vf__fit_max_context(&c, &o, opts->gpu_bytes, &out->max_context_capped);
-        out->max_batch = vf__fit_max_batch(&c, &o, opts->gpu_bytes, &out->max_batch_capped);
+        out->max_context = fit_max_context(&c, &o, opts->gpu_bytes, &out->max_context_capped);
+        out->max_batch = fit_max_batch(&c, &o, opts->gpu_bytes, &out->max_batch_capped);
         vf__gpu_plan plan;
         uint32_t per_node = opts->gpu && opts->gpu->max_per_node ? opts->gpu->max_per_node : 8;
         if (vf__fit_min_gpus(&c, &opts->est, opts->gpu_bytes, per_node, &plan)) {

@@ -26,12 +26,9 @@ VF_HIDDEN int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gp
 VF_HIDDEN uint64_t vf__fit_needed(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes);
 VF_HIDDEN void vf__set_context(vf_estimate_opts *o, uint64_t ctx);
 VF_HIDDEN void vf__set_batch(vf_estimate_opts *o, uint64_t b);
-VF_HIDDEN uint64_t vf__fit_max_context(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped);
-VF_HIDDEN uint64_t vf__fit_max_batch(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped);
 VF_HIDDEN bool vf__fit_min_gpus(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu_bytes, uint32_t per_node,
                                 vf__gpu_plan *plan);
 VF_HIDDEN void vf__fit_apply_plan(vf_estimate_opts *o, const vf__gpu_plan *p);
-VF_HIDDEN void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n);
 VF_HIDDEN void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts *opts, vf_fit *out);
 
 #endif

@@ -21,7 +21,8 @@ static const char *const ftype_names[] = {
     [32] = "BF16",   [36] = "TQ1_0",  [37] = "TQ2_0",   [38] = "MXFP4_MOE",
 };
 
-const char *vf__gguf_ftype_name(uint64_t ftype)
+/* llama_ftype id (general.file_type) → "Q4_K_M"; NULL when unknown. */
+static const char *gguf_ftype_name(uint64_t ftype)
 {
     ftype &= ~(uint64_t)1024; /* LLAMA_FTYPE_GUESSED */
     if (ftype >= sizeof ftype_names / sizeof ftype_names[0])
@@ -215,7 +216,7 @@ void vf__gguf_hparams(vf_model *m)
         snprintf(hp->name, sizeof hp->name, "%s", name);
     uint64_t ft;
     if (u64_of(json_object_get(kv, "general.file_type"), &ft)) {
-        const char *fn = vf__gguf_ftype_name(ft);
+        const char *fn = gguf_ftype_name(ft);
         if (fn)
             snprintf(hp->quant_method, sizeof hp->quant_method, "%s", fn);
         else

@@ -17,7 +17,4 @@
  * table. Never fails on odd values: what cannot be read is left unstated. */
 VF_HIDDEN void vf__gguf_hparams(vf_model *m);
 
-/* llama_ftype id (general.file_type) → "Q4_K_M"; NULL when unknown. */
-VF_HIDDEN const char *vf__gguf_ftype_name(uint64_t ftype);
-
 #endif

@@ -89,7 +89,8 @@ static const vf__family families[] = {
     {"RefinedWeb", vf__arch_falcon},      /* falcon-40b's original format */
 };
 
-const vf__family *vf__family_find(const char *model_type)
+/* The family for a model_type (also legacy spellings), NULL if unknown. */
+static const vf__family *family_find(const char *model_type)
 {
     if (!model_type)
         return NULL;
@@ -99,7 +100,8 @@ const vf__family *vf__family_find(const char *model_type)
     return NULL;
 }
 
-const char *vf__family_list(void)
+/* "llama, mistral, ..." for error messages. */
+static const char *family_list(void)
 {
     return "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma4, phi3, "
            "olmo2, gpt_oss, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode, gpt_neox, bert, falcon";
@@ -483,20 +485,20 @@ vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, cons
 
     const json_t *t = text_cfg(root);
     const char *type = vf__cfg_str(root, "model_type");
-    const vf__family *fam = vf__family_find(type);
+    const vf__family *fam = family_find(type);
     if (!fam && vf__cfg_str(t, "model_type"))
-        fam = vf__family_find(type = vf__cfg_str(t, "model_type"));
+        fam = family_find(type = vf__cfg_str(t, "model_type"));
     if (!fam) {
         if (!has_decoder_keys(t)) {
             if (!type)
-                return vf__err(err, VF_EUNSUPPORTED, path, "no model_type; supported: %s", vf__family_list());
+                return vf__err(err, VF_EUNSUPPORTED, path, "no model_type; supported: %s", family_list());
             return vf__err(err, VF_EUNSUPPORTED, path, "model_type '%.64s' is not supported; supported: %s", type,
-                           vf__family_list());
+                           family_list());
         }
         vf__model_warn(m, "%s: model_type '%.64s' is not a known family: tensors estimated as a llama-like decoder "
                           "(approximate)",
                        path, type ? type : "");
-        fam = vf__family_find("llama");
+        fam = family_find("llama");
     }
     if (m->hp.n_layers == 0 || m->hp.hidden_size == 0 || m->hp.vocab_size == 0)
         return vf__err(err, VF_EFORMAT, path, "config lacks the layer count, hidden size or vocabulary size");

@@ -43,8 +43,6 @@ VF_HIDDEN uint64_t vf__pricer_tensor(const vf__pricer *p, size_t i, bool *quanti
  * tensor (malloc'd, n_tensors entries, VF_DTYPE_UNKNOWN = not quantized). */
 VF_HIDDEN bool vf__ggufmix_parse(const char *name, vf_dtype *base, int *ft);
 VF_HIDDEN vf_dtype *vf__ggufmix_types(const vf_model *m, vf_dtype base, int ft);
-VF_HIDDEN bool vf__ggufmix_quantizes(const vf_tensor *t);
-VF_HIDDEN vf_dtype vf__ggufmix_fallback(vf_dtype dt, uint64_t row);
 
 /* Prices every tensor as stored, or re-priced with o->weights. keep_dtype
  * (VF_DTYPE_UNKNOWN = as stored) is what a bitsandbytes/GPTQ load keeps the

@@ -59,14 +59,14 @@ static bool is_ffn_down(const vf_tensor *t)
 
 /* What llama_model_quantize_impl quantizes at all: ≥ 2 dims, not the MoE
  * router (ffn_gate_inp), position or token-type embeddings. */
-bool vf__ggufmix_quantizes(const vf_tensor *t)
+static bool ggufmix_quantizes(const vf_tensor *t)
 {
     return t->n_dims >= 2 && !(t->flags & VF_TENSOR_NOT_PARAM) && t->role != VF_ROLE_ROUTER &&
            t->role != VF_ROLE_POS_EMBED && t->role != VF_ROLE_QUANT_AUX && t->role != VF_ROLE_NORM;
 }
 
 /* The incompatible-shape fallback (llama_tensor_get_type, end). */
-vf_dtype vf__ggufmix_fallback(vf_dtype dt, uint64_t row)
+static vf_dtype ggufmix_fallback(vf_dtype dt, uint64_t row)
 {
     const vf_dtype_info *d = vf_dtype_get(dt);
     if (!d || row % d->block_elements == 0)
@@ -108,7 +108,7 @@ vf_dtype *vf__ggufmix_types(const vf_model *m, vf_dtype base, int ftv)
     for (size_t i = 0; i < n; i++) {
         const vf_tensor *t = &m->tensors[i];
         vf_dtype dt = base;
-        if (!vf__ggufmix_quantizes(t)) {
+        if (!ggufmix_quantizes(t)) {
             types[i] = VF_DTYPE_UNKNOWN;
             continue;
         }
@@ -186,7 +186,7 @@ vf_dtype *vf__ggufmix_types(const vf_model *m, vf_dtype base, int ftv)
             else if (ft == FT_Q5_K_M)
                 dt = VF_DTYPE_Q6_K;
         }
-        types[i] = vf__ggufmix_fallback(dt, nx);
+        types[i] = ggufmix_fallback(dt, nx);
     }
     return types;
 }

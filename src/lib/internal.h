@@ -69,12 +69,9 @@ VF_HIDDEN vf_model *vf__model_new(vf_format fmt, const char *source);
 /* Appends a tensor; copies t->name. Returns NULL on no memory or too many. */
 VF_HIDDEN vf_tensor *vf__model_add_tensor(vf_model *m, const vf_tensor *t);
 VF_HIDDEN uint32_t vf__model_add_file(vf_model *m, const char *path, uint64_t size);
-VF_HIDDEN const char *vf__model_strdup(vf_model *m, const char *s);
 VF_HIDDEN void vf__model_warn(vf_model *m, const char *fmt, ...) VF_PRINTF(2, 3);
 /* Fills role, layer and (for known naming schemes) flags of every tensor. */
 VF_HIDDEN void vf__model_classify(vf_model *m);
-VF_HIDDEN int32_t vf__tensor_layer_from_name(const char *name);
-VF_HIDDEN vf_role vf__tensor_role_from_name(const char *name);
 
 /* ---- readers: fill m (already created); return VF_OK or an error ---- */
 VF_HIDDEN vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err);

@@ -82,7 +82,7 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
  * blocks listed in m->strings rather than malloc'd one by one. */
 #define VF_ARENA_BLOCK ((size_t)64 << 10)
 
-const char *vf__model_strdup(vf_model *m, const char *s)
+static const char *model_strdup(vf_model *m, const char *s)
 {
     size_t n = strlen(s) + 1;
     if (n > m->arena_left) {
@@ -110,7 +110,7 @@ vf_tensor *vf__model_add_tensor(vf_model *m, const vf_tensor *t)
         return NULL;
     if (!grow((void **)&m->tensors, &m->cap_tensors, m->n_tensors, sizeof *m->tensors))
         return NULL;
-    const char *name = vf__model_strdup(m, t->name ? t->name : "");
+    const char *name = model_strdup(m, t->name ? t->name : "");
     if (!name)
         return NULL;
     vf_tensor *d = &m->tensors[m->n_tensors++];
@@ -127,7 +127,7 @@ uint32_t vf__model_add_file(vf_model *m, const char *path, uint64_t size)
         return VF_NO_FILE;
     if (!grow((void **)&m->files, &m->cap_files, m->n_files, sizeof *m->files))
         return VF_NO_FILE;
-    const char *p = vf__model_strdup(m, path);
+    const char *p = model_strdup(m, path);
     if (!p)
         return VF_NO_FILE;
     vf_file_info *f = &m->files[m->n_files];
@@ -195,7 +195,7 @@ void vf_model_totals_get(const vf_model *m, vf_model_totals *t)
 
 /* ---- classification by name (Hugging Face and GGUF naming) ---- */
 
-int32_t vf__tensor_layer_from_name(const char *name)
+static int32_t tensor_layer_from_name(const char *name)
 {
     /* the first all-digit path segment: "model.layers.12.mlp..." / "blk.3.attn_q" */
     const char *p = name;
@@ -223,7 +223,7 @@ int32_t vf__tensor_layer_from_name(const char *name)
 
 static bool has(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
 
-vf_role vf__tensor_role_from_name(const char *n)
+static vf_role tensor_role_from_name(const char *n)
 {
     /* called for every tensor (100k+ in a large MoE): the length once, the
      * suffixes compared as constants */
@@ -299,8 +299,8 @@ void vf__model_classify(vf_model *m)
     const vf_hparams *hp = &m->hp;
     for (size_t i = 0; i < m->n_tensors; i++) {
         vf_tensor *t = &m->tensors[i];
-        t->layer = vf__tensor_layer_from_name(t->name);
-        vf_role r = vf__tensor_role_from_name(t->name);
+        t->layer = tensor_layer_from_name(t->name);
+        vf_role r = tensor_role_from_name(t->name);
         /* a bias of an expert projection is still an expert's */
         t->role = r;
         if (r == VF_ROLE_BUFFER)
