@@ -390,8 +390,6 @@ VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
 /* ------------------------------------------------------------------------ */
 /* Catalog of models (embedded config.json files)                            */
 /* ------------------------------------------------------------------------ */
-/* catalog: section owned by the catalog module */
-
 /*
  * The catalog is a set of real Hugging Face config.json files embedded at
  * build time (data/models/<org>__<name>.json ↔ "<org>/<name>"). A catalog
@@ -466,7 +464,6 @@ typedef struct vf_infer_opts {
     int32_t n_gpu_layers;    /* -ngl; -1 = all */
     uint32_t n_split;
     double tensor_split[VF_MAX_SPLIT];
-    /* added by the inference module */
     char keep_dtype[16];     /* dtype a quantizing load keeps the other tensors in ("" = as stored; transformers
                                 without torch_dtype loads them as "f32") */
     char gpu_name[64];       /* the GPU's name when known: vLLM picks its defaults by GPU class */
@@ -566,8 +563,6 @@ typedef struct vf_estimate {
 /** Runs the memory model. Fails with VF_EINVAL on inconsistent knobs. */
 VF_API vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err);
 
-/* estimate: section for further inference API */
-
 /**
  * True when spec is a weight format --weights accepts: a dtype, a load
  * scheme (vf_quant_scheme_parse), or a llama.cpp file type ("q4_k_m",
@@ -576,13 +571,9 @@ VF_API vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, v
  */
 VF_API bool vf_weights_format_valid(const char *spec);
 
-/* train: section for further training API */
-
 /* ------------------------------------------------------------------------ */
 /* GPUs: catalog, fit, advice, plans, speed bounds                           */
 /* ------------------------------------------------------------------------ */
-/* fit: section owned by the fit module */
-
 /*
  * The GPU catalog (data/gpus.json, embedded). memory_bytes is what the device
  * reports to the runtime (cudaMemGetInfo / Metal's working-set limit), not the
@@ -737,7 +728,6 @@ VF_API vf_status vf_local_gpus(vf_local_gpu *out, size_t cap, size_t *count, vf_
 /* ------------------------------------------------------------------------ */
 /* The loader                                                                */
 /* ------------------------------------------------------------------------ */
-/* load: section owned by the loader module */
 /*
  * Streams a model's tensors from its files into device memory through a small
  * ring of pinned staging buffers (DESIGN.md §4, docs/loader.md): host memory
