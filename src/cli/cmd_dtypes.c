@@ -20,7 +20,7 @@ int cmd_dtypes(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
         if (c == 'j')
             json = true;
         else if (c == 'h') {

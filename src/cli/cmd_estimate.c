@@ -185,8 +185,8 @@ int cmd_estimate(int argc, char **argv)
     const struct option *const tables[] = {cmd_options, vf_cli_estimate_options, vf_cli_train_options};
     if (!vf_cli_options_merge(all, sizeof all / sizeof all[0], tables, 3))
         return vf_usage_error("estimate", "too many options");
-    opterr = 0;
     optind = 1;
+    opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
         switch (c) {
@@ -207,9 +207,9 @@ int cmd_estimate(int argc, char **argv)
                 return vf_usage_error("estimate", "--units %s: expected gib or gb", optarg);
             continue;
         case ':':
-            return vf_usage_error("estimate", "option %s needs a value", argv[optind - 1]);
+            return vf_usage_error("estimate", "option '%s' needs a value", argv[optind - 1]);
         case '?':
-            return vf_usage_error("estimate", "unknown option %s", argv[optind - 1]);
+            return vf_usage_error("estimate", "unknown option '%s'", argv[optind - 1]);
         default:
             break;
         }
@@ -221,10 +221,12 @@ int cmd_estimate(int argc, char **argv)
         if (r < 0)
             return VF_EXIT_USAGE;
         if (r == 0)
-            return vf_usage_error("estimate", "unknown option %s", argv[optind - 1]);
+            return vf_usage_error("estimate", "unknown option '%s'", argv[optind - 1]);
     }
-    if (optind != argc - 1)
-        return vf_usage_error("estimate", optind >= argc ? "missing MODEL" : "one MODEL expected");
+    if (optind >= argc)
+        return vf_usage_error("estimate", "missing MODEL");
+    if (optind + 1 < argc)
+        return vf_usage_error("estimate", "unexpected argument '%s'", argv[optind + 1]);
     const char *src = argv[optind];
     vf_model *m = NULL;
     int rc = vf_cli_open_model(src, &m);

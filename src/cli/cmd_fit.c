@@ -46,8 +46,8 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
         return vf_usage_error(cmd, "too many options");
     bool emit_ok = !strcmp(cmd, "plan");
     int c;
-    opterr = 0;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
         const char *v = optarg;
         switch (c) {

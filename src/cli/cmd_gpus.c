@@ -88,8 +88,8 @@ int cmd_gpus(int argc, char **argv)
     bool local = false, json = false;
     vf_units u = VF_UNITS_GIB;
     int c;
-    opterr = 0;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'h':

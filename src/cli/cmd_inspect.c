@@ -168,7 +168,7 @@ int cmd_inspect(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "tjh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":tjh", opts, NULL)) != -1) {
         switch (c) {
         case 't':
             tensors = true;
@@ -183,12 +183,16 @@ int cmd_inspect(int argc, char **argv)
         case 'h':
             help();
             return VF_EXIT_OK;
+        case ':':
+            return vf_usage_error("inspect", "option '%s' needs a value", argv[optind - 1]);
         default:
             return vf_usage_error("inspect", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1)
-        return vf_usage_error("inspect", "expected one MODEL");
+    if (optind >= argc)
+        return vf_usage_error("inspect", "missing MODEL");
+    if (optind + 1 < argc)
+        return vf_usage_error("inspect", "unexpected argument '%s'", argv[optind + 1]);
     vf_model *m = NULL;
     int rc = vf_cli_open_model(argv[optind], &m);
     if (rc)

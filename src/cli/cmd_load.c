@@ -178,7 +178,7 @@ int cmd_load(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (c) {
         case 'd':
             if (strlen(optarg) >= sizeof o.device)
@@ -207,12 +207,16 @@ int cmd_load(int argc, char **argv)
                 return vf_usage_error("load", "--units '%s': gib or gb", optarg);
             break;
         case 'h': help(); return VF_EXIT_OK;
+        case ':':
+            return vf_usage_error("load", "option '%s' needs a value", argv[optind - 1]);
         default:
             return vf_usage_error("load", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1)
-        return vf_usage_error("load", optind >= argc ? "a MODEL is required" : "one MODEL only");
+    if (optind >= argc)
+        return vf_usage_error("load", "missing MODEL");
+    if (optind + 1 < argc)
+        return vf_usage_error("load", "unexpected argument '%s'", argv[optind + 1]);
     const char *src = argv[optind];
     if (strcmp(o.device, "host") && strcmp(o.device, "cpu") && strcmp(o.device, "null") && strncmp(o.device, "cuda", 4))
         return vf_usage_error("load", "--device '%s': host, null or cuda:N", o.device);

@@ -79,7 +79,7 @@ int cmd_models(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+jf:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":jf:h", opts, NULL)) != -1) {
         if (c == 'j')
             json = true;
         else if (c == 'f')
@@ -87,8 +87,8 @@ int cmd_models(int argc, char **argv)
         else if (c == 'h') {
             help();
             return VF_EXIT_OK;
-        } else if (optopt == 'f')
-            return vf_usage_error("models", "--family needs a value");
+        } else if (c == ':')
+            return vf_usage_error("models", "option '%s' needs a value", argv[optind - 1]);
         else
             return vf_usage_error("models", "unknown option '%s'", argv[optind - 1]);
     }

@@ -85,6 +85,7 @@ int cmd_serve(int argc, char **argv)
         {"addr", required_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *addr = "127.0.0.1:8080";
     int c;
+    optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":a:h", opts, NULL)) != -1) {
         switch (c) {
