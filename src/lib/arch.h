@@ -85,11 +85,6 @@ VF_HIDDEN vf_status vf__quant_parse(vf__ab *b, const json_t *qc);
 
 /* ---- families ---- */
 typedef vf_status (*vf__arch_fn)(vf__ab *b);
-typedef struct vf__family {
-    const char *model_type;
-    vf__arch_fn build;
-} vf__family;
-
 VF_HIDDEN vf_status vf__arch_decoder(vf__ab *b); /* llama-like decoders: arch_decoder.c */
 VF_HIDDEN vf_status vf__arch_deepseek(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_gpt2(vf__ab *b); /* arch_classic.c */

@@ -61,36 +61,53 @@ const char *vf__cfg_str(const json_t *o, const char *key)
 
 /* ---- families ---- */
 
-static const vf__family families[] = {
-    {"llama", vf__arch_decoder},
-    {"mistral", vf__arch_decoder},
-    {"mixtral", vf__arch_decoder},
-    {"qwen2", vf__arch_decoder},
-    {"qwen2_moe", vf__arch_decoder},
-    {"qwen3", vf__arch_decoder},
-    {"qwen3_moe", vf__arch_decoder},
-    {"gemma", vf__arch_decoder},
-    {"gemma2", vf__arch_decoder},
-    {"gemma3", vf__arch_decoder},
-    {"gemma3_text", vf__arch_decoder},
-    {"gemma4", vf__arch_decoder},
-    {"gemma4_text", vf__arch_decoder},
-    {"phi3", vf__arch_decoder},
-    {"olmo2", vf__arch_decoder},
-    {"gpt_oss", vf__arch_decoder},
-    {"deepseek_v2", vf__arch_deepseek},
-    {"deepseek_v3", vf__arch_deepseek},
-    {"gpt2", vf__arch_gpt2},
-    {"gpt_bigcode", vf__arch_bigcode},
-    {"gpt_neox", vf__arch_neox},
-    {"bert", vf__arch_bert},
-    {"falcon", vf__arch_falcon},
-    {"RefinedWebModel", vf__arch_falcon}, /* falcon-7b's original format */
-    {"RefinedWeb", vf__arch_falcon},      /* falcon-40b's original format */
+/* What a family's config class implies where config.json says nothing. */
+enum {
+    TR_UNTIED = 1 << 0,   /* tie_word_embeddings defaults to false (true is PretrainedConfig's default) */
+    TR_FP32 = 1 << 1,     /* checkpoints saved from float32 models (the old families) */
+    TR_BIASES = 1 << 2,   /* attention and MLP biases (falcon: as its "bias" key says) */
+    TR_FF_4H = 1 << 3,    /* no intermediate size: 4 x hidden */
+    TR_QWEN_SWA = 1 << 4, /* with a sliding window, max_window_layers decides which layers slide */
+    TR_QKV_BIAS = 1 << 5, /* attention_bias defaults to true */
+    TR_FALCON = 1 << 6,   /* falcon: multi_query, new_decoder_architecture and "bias" keys */
+};
+
+typedef struct family {
+    const char *model_type;
+    vf__arch_fn build;
+    unsigned traits;
+} family;
+
+static const family families[] = {
+    {"llama", vf__arch_decoder, TR_UNTIED},
+    {"mistral", vf__arch_decoder, TR_UNTIED},
+    {"mixtral", vf__arch_decoder, TR_UNTIED},
+    {"qwen2", vf__arch_decoder, TR_UNTIED | TR_QWEN_SWA | TR_QKV_BIAS},
+    {"qwen2_moe", vf__arch_decoder, TR_UNTIED | TR_QWEN_SWA | TR_QKV_BIAS},
+    {"qwen3", vf__arch_decoder, TR_UNTIED | TR_QWEN_SWA},
+    {"qwen3_moe", vf__arch_decoder, TR_UNTIED | TR_QWEN_SWA},
+    {"gemma", vf__arch_decoder, 0},
+    {"gemma2", vf__arch_decoder, 0},
+    {"gemma3", vf__arch_decoder, 0},
+    {"gemma3_text", vf__arch_decoder, 0},
+    {"gemma4", vf__arch_decoder, 0},
+    {"gemma4_text", vf__arch_decoder, 0},
+    {"phi3", vf__arch_decoder, TR_UNTIED},
+    {"olmo2", vf__arch_decoder, TR_UNTIED},
+    {"gpt_oss", vf__arch_decoder, TR_UNTIED},
+    {"deepseek_v2", vf__arch_deepseek, TR_UNTIED},
+    {"deepseek_v3", vf__arch_deepseek, TR_UNTIED},
+    {"gpt2", vf__arch_gpt2, TR_FP32 | TR_BIASES | TR_FF_4H},
+    {"gpt_bigcode", vf__arch_bigcode, TR_FP32 | TR_BIASES | TR_FF_4H},
+    {"gpt_neox", vf__arch_neox, TR_UNTIED | TR_FP32 | TR_BIASES},
+    {"bert", vf__arch_bert, TR_FP32 | TR_BIASES},
+    {"falcon", vf__arch_falcon, TR_FALCON | TR_BIASES | TR_FF_4H},
+    {"RefinedWebModel", vf__arch_falcon, TR_FALCON | TR_BIASES | TR_FF_4H}, /* falcon-7b's original format */
+    {"RefinedWeb", vf__arch_falcon, TR_FALCON | TR_BIASES | TR_FF_4H},      /* falcon-40b's original format */
 };
 
 /* The family for a model_type (also legacy spellings), NULL if unknown. */
-static const vf__family *family_find(const char *model_type)
+static const family *family_find(const char *model_type)
 {
     if (!model_type)
         return NULL;
@@ -98,6 +115,13 @@ static const vf__family *family_find(const char *model_type)
         if (strcmp(families[i].model_type, model_type) == 0)
             return &families[i];
     return NULL;
+}
+
+/* The traits of a model_type; none when it is not a known family. */
+static unsigned traits(const char *model_type)
+{
+    const family *f = family_find(model_type);
+    return f ? f->traits : 0;
 }
 
 /* "llama, mistral, ..." for error messages. */
@@ -229,8 +253,7 @@ static vf_status layer_kinds(vf_hparams *hp, const json_t *t, const char *type, 
         vf__cfg_u64(t, &pat, "sliding_window_pattern", NULL);
         for (uint32_t i = 0; i < L; i++)
             swa[i] = pat > 0 && (i + 1) % pat != 0;
-    } else if (hp->sliding_window && (streq(type, "qwen2") || streq(type, "qwen2_moe") || streq(type, "qwen3") ||
-                                      streq(type, "qwen3_moe"))) {
+    } else if (hp->sliding_window && (traits(type) & TR_QWEN_SWA)) {
         uint64_t mwl = 0;
         vf__cfg_u64(t, &mwl, "max_window_layers", NULL);
         for (uint32_t i = 0; i < L; i++)
@@ -295,7 +318,8 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
         snprintf(hp->name, sizeof hp->name, "%s", nm);
     if (!type)
         type = ttype;
-    bool falcon = streq(type, "falcon") || streq(type, "RefinedWebModel") || streq(type, "RefinedWeb");
+    unsigned tr = traits(type);
+    bool falcon = tr & TR_FALCON;
 
     rd r = {t, path, err, VF_OK};
     uint64_t v;
@@ -312,7 +336,7 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
         (streq(type, "gpt_bigcode") && vf__cfg_bool(t, "multi_query", true)))
         hp->n_kv_heads = 1;
     if (get(&r, &hp->intermediate_size, CAP_FF, "intermediate_size", "n_inner", "ffn_hidden_size") == false &&
-        r.st == VF_OK && (falcon || streq(type, "gpt2") || streq(type, "gpt_bigcode")))
+        r.st == VF_OK && (tr & TR_FF_4H))
         hp->intermediate_size = 4 * hp->hidden_size;
     get(&r, &hp->vocab_size, CAP_VOCAB, "vocab_size", "padded_vocab_size", NULL);
     get(&r, &hp->context_length, CAP_CONTEXT, "max_position_embeddings", "n_positions", "max_sequence_length");
@@ -330,12 +354,8 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
                        hp->n_heads);
 
     /* tied embeddings: transformers' PretrainedConfig default is true; the
-     * decoder families below set false in their config classes */
-    bool tie_default = !(streq(type, "llama") || streq(type, "mistral") || streq(type, "mixtral") ||
-                         streq(type, "qwen2") || streq(type, "qwen2_moe") || streq(type, "qwen3") ||
-                         streq(type, "qwen3_moe") || streq(type, "phi3") || streq(type, "olmo2") ||
-                         streq(type, "gpt_oss") || streq(type, "deepseek_v2") || streq(type, "deepseek_v3") ||
-                         streq(type, "gpt_neox"));
+     * TR_UNTIED families set false in their config classes */
+    bool tie_default = !(tr & TR_UNTIED);
     const json_t *tie = json_object_get(t, "tie_word_embeddings");
     if (!json_is_boolean(tie))
         tie = json_object_get(root, "tie_word_embeddings");
@@ -391,10 +411,9 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
         return r.st;
 
     /* attention / MLP biases as the families define them */
-    hp->attention_bias = vf__cfg_bool(t, "attention_bias", streq(type, "qwen2") || streq(type, "qwen2_moe"));
+    hp->attention_bias = vf__cfg_bool(t, "attention_bias", tr & TR_QKV_BIAS);
     hp->mlp_bias = vf__cfg_bool(t, "mlp_bias", false);
-    if (falcon || streq(type, "gpt2") || streq(type, "gpt_bigcode") || streq(type, "gpt_neox") ||
-        streq(type, "bert")) {
+    if (tr & TR_BIASES) {
         hp->attention_bias = hp->mlp_bias = falcon ? vf__cfg_bool(t, "bias", false) : true;
     }
 
@@ -439,9 +458,7 @@ vf_status vf__hfconfig_parse_hparams(vf_hparams *hp, json_t *cfg, const char *pa
  * families were saved from float32 models; newer ones ship bfloat16. */
 static vf_dtype default_dtype(const char *type)
 {
-    if (streq(type, "gpt2") || streq(type, "bert") || streq(type, "gpt_bigcode") || streq(type, "gpt_neox"))
-        return VF_DTYPE_F32;
-    return VF_DTYPE_BF16;
+    return traits(type) & TR_FP32 ? VF_DTYPE_F32 : VF_DTYPE_BF16;
 }
 
 /* Tensors per layer a config implies, bounded before anything is built. */
@@ -485,7 +502,7 @@ vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, cons
 
     const json_t *t = text_cfg(root);
     const char *type = vf__cfg_str(root, "model_type");
-    const vf__family *fam = family_find(type);
+    const family *fam = family_find(type);
     if (!fam && vf__cfg_str(t, "model_type"))
         fam = family_find(type = vf__cfg_str(t, "model_type"));
     if (!fam) {
