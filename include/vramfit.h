@@ -503,6 +503,7 @@ typedef struct vf_train_opts {
     bool states_only;        /* model states only, as DeepSpeed's estimators report */
     uint32_t gpus_per_node;  /* 0 = min(gpus, 8); host memory is reported per node */
     vf_optim_impl optim_impl;
+    char bnb_version[16];    /* bitsandbytes under --qlora; "" = current (>= 0.43.2) */
 } vf_train_opts;
 
 typedef struct vf_estimate_opts {

@@ -11,7 +11,7 @@
 enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
-    T_OPTIM_IMPL, T_LORA_DROPOUT
+    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION
 };
 
 const struct option vf_cli_train_options[] = {
@@ -33,6 +33,7 @@ const struct option vf_cli_train_options[] = {
     {"gpus-per-node", required_argument, 0, T_PER_NODE},
     {"optim-impl", required_argument, 0, T_OPTIM_IMPL},
     {"lora-dropout", required_argument, 0, T_LORA_DROPOUT},
+    {"bnb-version", required_argument, 0, T_BNB_VERSION},
     {0, 0, 0, 0},
 };
 
@@ -53,6 +54,8 @@ void vf_cli_train_opts_help(FILE *f)
           "  --lora-targets T       q,k,v,o,gate,up,down or all-linear (default q,v)\n"
           "  --lora-dropout P       PEFT's lora_dropout (default 0): a masked input copy per adapter\n"
           "  --qlora nf4|nf4-dq     4-bit NF4 base (with double quantization); needs --lora-rank\n"
+          "  --bnb-version V        bitsandbytes under --qlora (default current; < 0.43.2 keeps\n"
+          "                         every 4-bit matmul's input for backward)\n"
           "  --zero 0|1|2|3         ZeRO stage; or --fsdp full|grad-op|no-shard\n"
           "  --ep N                 expert-parallel size (MoE)\n"
           "  --offload optimizer|params|both   to --offload-device cpu (default) | nvme\n"
@@ -167,6 +170,13 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         if (end == arg || *end || !(d >= 0 && d < 1))
             return vf_cli_opt_bad("lora-dropout", arg, "expected a probability in [0, 1)");
         t->lora_dropout = (float)d;
+        return 1;
+    }
+    case T_BNB_VERSION: {
+        unsigned x, y;
+        if (strlen(arg) >= sizeof t->bnb_version || sscanf(arg, "%u.%u", &x, &y) != 2)
+            return vf_cli_opt_bad("bnb-version", arg, "expected a version such as 0.42.0");
+        snprintf(t->bnb_version, sizeof t->bnb_version, "%s", arg);
         return 1;
     }
     case T_STATES_ONLY:

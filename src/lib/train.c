@@ -35,6 +35,21 @@ static uint64_t model_context(const vf_model *m)
     return 0;
 }
 
+/* bitsandbytes before 0.43.2 kept each 4-bit matmul's input for backward
+ * (MatMul4Bit.forward: ctx.tensors = (A, B)) although only the frozen weight
+ * was needed; PR #1270 ("fix QLoRA mem bug: delete useless buffered
+ * activation", 0.43.2) saves (None, B). 1: keeps, 0: not, -1: unreadable. */
+static int bnb_keeps_input(const char *v)
+{
+    unsigned maj = 0, min = 0, pat = 0;
+    if (!v[0])
+        return 0;
+    int n = sscanf(v, "%u.%u.%u", &maj, &min, &pat);
+    if (n < 2 || maj > 1000 || min > 1000 || pat > 1000)
+        return -1;
+    return maj == 0 && (min < 43 || (min == 43 && pat < 2));
+}
+
 static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg *c, vf_error *err)
 {
     const vf_train_opts *t = &o->train;
@@ -121,9 +136,22 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
             return vf__err(err, VF_EINVAL, "", "qlora needs a lora rank");
         c->qlora = true;
     }
+    c->litgpt = o->runtime == VF_RUNTIME_LITGPT;
+    int keeps = bnb_keeps_input(t->bnb_version);
+    if (keeps < 0)
+        return vf__err(err, VF_EINVAL, "", "bitsandbytes version must look like 0.42.0");
+    c->bnb_keeps_input = c->qlora && keeps;
+    /* Fabric's BitsandbytesPrecision quantizes from weight.to(torch.half)
+     * (lightning/fabric/plugins/precision/bitsandbytes.py), as bitsandbytes
+     * < 0.43.0 did itself (Params4bit.cuda: .half()) */
+    c->bnb_fp16_quant = c->qlora && (c->litgpt || (t->bnb_version[0] && strncmp(t->bnb_version, "0.43", 4) &&
+                                                   keeps));
+    /* LitGPT's CausalSelfAttention always calls F.scaled_dot_product_attention
+     * (is_causal in training) after expanding k and v to every head
+     * (litgpt/model.py): SDPA as priced here */
     c->attn = o->infer.attn;
     if (c->attn == VF_ATTN_DEFAULT)
-        c->attn = o->runtime == VF_RUNTIME_TRANSFORMERS ? VF_ATTN_SDPA : VF_ATTN_EAGER;
+        c->attn = o->runtime == VF_RUNTIME_TRANSFORMERS || c->litgpt ? VF_ATTN_SDPA : VF_ATTN_EAGER;
     return VF_OK;
 }
 
@@ -165,6 +193,13 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf_status st = resolve(m, o, &c, err);
     if (st == VF_OK)
         st = vf__train_arch(m, &a, err);
+    if (st == VF_OK && c.litgpt && a.tied) {
+        /* LitGPT's GPT has no weight tying: convert_hf_checkpoint copies
+         * model.embed_tokens.weight into lm_head.weight when the checkpoint has
+         * no head (litgpt/scripts/convert_hf_checkpoint.py) */
+        c.head_shape[0] = a.vocab;
+        c.head_shape[1] = a.hidden;
+    }
     if (st == VF_OK)
         st = in_range(m, &a, &c, err);
     if (st == VF_OK)
@@ -211,6 +246,8 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         vf__assume(out, "lora = rank %u on %s, dropout %.2f%s%s", t->lora_rank,
                    t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",
                    c.qlora ? t->qlora : "");
+    if (c.bnb_keeps_input)
+        vf__assume(out, "bitsandbytes %s: each 4-bit matmul keeps its input for backward", t->bnb_version);
     if (c.master)
         vf__assume(out, "mixed precision = 16-bit weights and gradients, fp32 master copy in the optimizer");
     if (c.amp)

@@ -12,8 +12,14 @@
 /* One normalisation: LayerNorm keeps its input and fp32 mean/rstd (on CUDA);
  * HF's RMSNorm upcasts: x (fp32), x^2 (fp32), rsqrt (fp32, per token), and the
  * normalised x back in the residual dtype. */
-static uint64_t norm_bytes(const vf__tarch *a, uint64_t T, uint32_t r)
+static uint64_t norm_bytes(const vf__tarch *a, const vf__tcfg *c, uint64_t T, uint32_t r)
 {
+    if (a->rmsnorm && c->litgpt) {
+        /* litgpt/model.py RMSNorm: x = x.float(); x * x and x * rsqrt(...)
+         * keep the one fp32 x and the fp32 rsqrt per token; x_normed (fp32)
+         * is kept only for a trainable weight's gradient */
+        return 4 * T * a->hidden + 4 * T + (c->lora ? 0 : 4 * T * a->hidden);
+    }
     if (a->rmsnorm)
         return 8 * T * a->hidden + 4 * T + (uint64_t)r * T * a->hidden;
     return (uint64_t)r * T * a->hidden + 8 * T;
@@ -56,7 +62,7 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     vf_attn attn = c->attn == VF_ATTN_DEFAULT ? VF_ATTN_EAGER : c->attn;
 
     /* ---- one block ---- */
-    uint64_t L = 2 * norm_bytes(a, T, r);
+    uint64_t L = 2 * norm_bytes(a, c, T, r);
     if (in[VF_ROLE_ATTN_Q] || in[VF_ROLE_ATTN_K] || in[VF_ROLE_ATTN_V] || in[VF_ROLE_ATTN_QKV])
         L += (uint64_t)act * T * h; /* q/k/v projections share one saved input */
     uint64_t core = 0;
@@ -93,14 +99,17 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
         L += (uint64_t)act * T * c->lora_rank * (s->lora_act_extra / a->n_layers);
         /* PEFT applies lora_dropout per adapter: its 1-byte mask and the dropped
          * copy of the input, which A keeps */
+        uint64_t drop_in = s->lora_in_sum / a->n_layers;
+        if (c->litgpt && s->lora_qkv_in) /* LoRAQKVLinear: one dropout for the fused q, k, v */
+            drop_in = (s->lora_in_sum - s->lora_qkv_in) / a->n_layers + h;
         if (c->lora_dropout > 0)
-            L += (uint64_t)(act + 1) * T * (s->lora_in_sum / a->n_layers);
+            L += (uint64_t)(act + 1) * T * drop_in;
     }
     if (c->amp && a->n_layers) /* autocast's 16-bit weight copies, kept by each matmul for backward */
         L += 2 * (s->block_linear_params / a->n_layers);
     o->layer = L;
     /* the second norm, the MLP and its dropout mask are freed before the attention's backward */
-    uint64_t mlp_part = L - before_mlp + norm_bytes(a, T, r) + (a->resid_drop > 0 ? T * h : 0);
+    uint64_t mlp_part = L - before_mlp + norm_bytes(a, c, T, r) + (a->resid_drop > 0 ? T * h : 0);
 
     /* ---- outside the blocks ---- */
     uint64_t nl = 0;
@@ -111,13 +120,16 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     if (a->rope)
         nl += 2 * sq * a->head_dim * r; /* cos and sin, shared by every block */
     uint64_t before_head = nl;
-    nl += norm_bytes(a, T, r);
+    nl += norm_bytes(a, c, T, r);
     if (!c->lora)
         nl += (uint64_t)act * T * h; /* the head's input (a frozen head saves none) */
     if (c->amp)
         nl += 2 * a->vocab * h; /* the head's autocast copy */
     o->logits_tv = T * a->vocab;
-    nl += 4 * o->logits_tv + 8 * T + 4; /* fp32 log-softmax (HF upcasts logits), targets, weight */
+    if (c->litgpt) /* chunked_cross_entropy on the head's 16-bit chunks: log-softmax in `act` */
+        nl += (uint64_t)act * o->logits_tv + 8 * T;
+    else
+        nl += 4 * o->logits_tv + 8 * T + 4; /* fp32 log-softmax (HF upcasts logits), targets, weight */
     uint64_t head_part = nl - before_head;
     o->non_layer = nl;
 
@@ -144,11 +156,16 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     /* ---- transients ---- */
     /* end of forward: the logits in the activation dtype and HF's fp32 copy,
      * beside the saved log-probabilities */
-    o->fwd_temp = act * o->logits_tv + (act < 4 ? 4 * o->logits_tv : 0);
+    o->fwd_temp = act * o->logits_tv + (act < 4 && !c->litgpt ? 4 * o->logits_tv : 0);
     if (rc == VF_RECOMPUTE_FULL && L > o->fwd_temp)
         o->fwd_temp = L; /* one block's intermediates while it runs unsaved */
     /* start of backward: gradients of the log-probabilities and of the logits, fp32 */
-    o->bwd_start = 8 * o->logits_tv;
+    o->bwd_start = c->litgpt ? 2 * (uint64_t)act * o->logits_tv : 8 * o->logits_tv;
+    /* litgpt/finetune/lora.py fit(): `logits = model(...)` stays referenced
+     * through backward and the optimizer step until the next forward's
+     * logits replace it */
+    if (c->litgpt)
+        o->held = (uint64_t)act * o->logits_tv;
     /* inside one block's backward: eager attention holds the probabilities'
      * gradient and the softmax's input gradient (fp32 when it upcasts) */
     /* fp32 softmax (upcast): the probabilities' gradient and the softmax's
@@ -176,7 +193,8 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     }
     if (c->qlora) {
         /* bitsandbytes dequantizes each 4-bit matrix to 16 bit for its matmul, forward and backward */
-        uint64_t deq = 2 * s->largest_linear;
+        /* quantized from fp16, a bf16 matmul needs the fp16 dequantized copy and its bf16 cast */
+        uint64_t deq = (c->bnb_fp16_quant ? 4 : 2) * s->largest_linear;
         o->fwd_temp += deq;
         o->bwd_layer += deq;
     }

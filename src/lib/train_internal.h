@@ -44,6 +44,11 @@ typedef struct vf__tcfg {
     uint32_t st_bytes;  /* optimizer moment element: 4, or 2 for pure bf16 */
     double frozen_bytes;/* frozen base weight bytes per param (LoRA): dtype or 4-bit */
     bool lora, qlora;
+    bool litgpt;          /* LitGPT's own modules: its RMSNorm, chunked bf16 loss, SDPA */
+    bool bnb_keeps_input; /* bitsandbytes < 0.43.2: each 4-bit matmul saves its input */
+    bool bnb_fp16_quant;  /* 4-bit weights quantized from fp16 (bitsandbytes < 0.43, Fabric's plugin):
+                             dequantizing for a bf16 matmul makes an fp16 and a bf16 copy */
+    uint64_t head_shape[2]; /* LitGPT: the separate head it builds for a tied model ([V, h]), else 0 */
     uint32_t lora_rank;
     float lora_dropout;
     vf_attn attn;
@@ -66,6 +71,7 @@ typedef struct vf__tstates {
     uint64_t step_temp_bytes;      /* the optimizer step's temporaries */
     uint64_t lora_act_extra;       /* adapted matrices in the blocks (each saves tokens x rank) */
     uint64_t lora_in_sum;          /* their input widths, summed (lora_dropout copies per adapter) */
+    uint64_t lora_qkv_in;          /* the part of lora_in_sum from separate q, k, v matrices */
     bool linear_saves_input[VF_ROLE_COUNT]; /* LoRA: frozen linears save no input */
 } vf__tstates;
 
@@ -92,6 +98,7 @@ typedef struct vf__tacts {
      * added by the time its attention runs */
     uint64_t freed_head, grads_head, freed_mlp, grads_mlp;
     uint64_t bwd_mlp, bwd_attn; /* transients of the MLP's and the attention's backward */
+    uint64_t held;       /* kept by the training loop through the whole step (LitGPT's `logits`) */
 } vf__tacts;
 
 VF_HIDDEN void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc,

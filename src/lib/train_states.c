@@ -121,17 +121,28 @@ static vf_status parse_targets(const char *spec, bool on[VF_ROLE_COUNT], vf_erro
     return VF_OK;
 }
 
+/* LitGPT's BitsandbytesPrecision gets no ignore_modules: every nn.Linear,
+ * the head included, becomes 4-bit (litgpt/finetune/lora.py) */
+static bool quantized_role(const vf__tcfg *c, vf_role r)
+{
+    return is_matrix_role(r) || (c->litgpt && r == VF_ROLE_OUTPUT);
+}
+
+static uint64_t nf4_bytes(const char *qlora, uint64_t n)
+{
+    uint64_t blocks = ceil_div(n, NF4_BLOCK);
+    uint64_t b = ceil_div(n, 2);
+    if (!strcmp(qlora, "nf4-dq"))
+        return b + blocks + 4 * ceil_div(blocks, NF4_DQ_BLOCK);
+    return b + 4 * blocks;
+}
+
 /* Bytes a frozen tensor of n params occupies: NF4 for QLoRA's block matrices,
  * else the compute dtype. */
 static uint64_t frozen_bytes(const vf__tcfg *c, const char *qlora, const vf_tensor *t, uint64_t n)
 {
-    if (c->qlora && is_matrix_role(t->role) && t->n_dims >= 2) {
-        uint64_t blocks = ceil_div(n, NF4_BLOCK);
-        uint64_t b = ceil_div(n, 2);
-        if (!strcmp(qlora, "nf4-dq"))
-            return b + blocks + 4 * ceil_div(blocks, NF4_DQ_BLOCK);
-        return b + 4 * blocks;
-    }
+    if (c->qlora && quantized_role(c, t->role) && t->n_dims >= 2)
+        return nf4_bytes(qlora, n);
     return n * (uint64_t)c->frozen_bytes;
 }
 
@@ -145,8 +156,12 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
         if (st != VF_OK)
             return st;
     }
+    /* LitGPT's LoRA layers feed A the dropped copy when lora_dropout > 0 and
+     * the frozen base saves nothing, so the input itself is not kept */
+    bool a_keeps_input = !(c->litgpt && c->lora_dropout > 0);
     for (int r = 0; r < VF_ROLE_COUNT; r++)
-        s->linear_saves_input[r] = !c->lora || target[r];
+        s->linear_saves_input[r] = !c->lora || (target[r] && a_keeps_input) ||
+                                   (c->bnb_keeps_input && is_matrix_role((vf_role)r));
 
     uint64_t prev = 0, temp = 0, sum_tr = 0;
     /* DeepSpeed's largest layer: the params one module owns directly
@@ -165,6 +180,8 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
         s->n_param_tensors++;
         if (tn->role == VF_ROLE_EXPERT)
             s->expert_params += n;
+        if (c->qlora && c->litgpt && tn->role == VF_ROLE_OUTPUT && tn->n_dims >= 2 && n > s->largest_linear)
+            s->largest_linear = n; /* the 4-bit head too: dequantized whole for each matmul */
         if (is_matrix_role(tn->role) && tn->n_dims >= 2) {
             s->block_linear_params += n;
             uint64_t per = tn->n_experts > 1 ? n / tn->n_experts : n;
@@ -206,6 +223,8 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
             s->n_trainable_tensors += 2 * e;
             s->lora_act_extra += e;
             s->lora_in_sum += e * in;
+            if (tn->role == VF_ROLE_ATTN_Q || tn->role == VF_ROLE_ATTN_K || tn->role == VF_ROLE_ATTN_V)
+                s->lora_qkv_in += e * in;
             s->state_bytes += e * (vf__optim_state_bytes(t->optimizer, c, shA, 2, nA) +
                                    vf__optim_state_bytes(t->optimizer, c, shB, 2, nB));
             uint64_t tA = step_temp_loop(t->optimizer, c, prev, nA), tB = step_temp_loop(t->optimizer, c, nA, nB);
@@ -215,6 +234,26 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
                 temp = tB;
             prev = nB;
             sum_tr += e * (nA + nB);
+        }
+    }
+    if (c->head_shape[0] && s->params) {
+        /* LitGPT's own head beside the embedding it was copied from (train.c) */
+        uint64_t n = c->head_shape[0] * c->head_shape[1];
+        s->params += n;
+        s->n_param_tensors++;
+        if (c->lora) {
+            s->frozen += n;
+            s->weight_bytes += c->qlora ? nf4_bytes(t->qlora, n) : n * (uint64_t)c->frozen_bytes;
+            if (c->qlora && n > s->largest_linear)
+                s->largest_linear = n;
+        } else {
+            s->trainable += n;
+            s->n_trainable_tensors++;
+            s->state_bytes += vf__optim_state_bytes(t->optimizer, c, c->head_shape, 2, n);
+            uint64_t tt = step_temp_loop(t->optimizer, c, prev, n);
+            if (tt > temp)
+                temp = tt;
+            sum_tr += n;
         }
     }
     if (!s->params)
