@@ -77,6 +77,14 @@ static vf_model *stub_model(uint32_t heads, uint64_t ctx)
     return m;
 }
 
+/* A fit on one device of gpu_bytes against the stub estimator, default options. */
+static vf_fit_opts stub_fit_opts(uint64_t gpu_bytes)
+{
+    vf_fit_opts fo = {.gpu_bytes = gpu_bytes, .gpus = 1, .estimate = stub_estimate};
+    vf_estimate_opts_init(&fo.est);
+    return fo;
+}
+
 static bool stub_fits(const vf_model *m, const vf_estimate_opts *o, uint64_t gpu_bytes)
 {
     vf_estimate e;
@@ -196,8 +204,7 @@ static void test_fit_edges(void **state)
     const uint64_t ctxs[] = {1024, 8192, 32768};
     for (size_t s = 0; s < 5; s++)
         for (size_t k = 0; k < 3; k++) {
-            vf_fit_opts fo = {.gpu_bytes = sizes[s], .gpus = 1, .estimate = stub_estimate};
-            vf_estimate_opts_init(&fo.est);
+            vf_fit_opts fo = stub_fit_opts(sizes[s]);
             fo.est.infer.context = ctxs[k];
             fo.est.infer.batch = 4;
             assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
@@ -228,8 +235,7 @@ static void test_fit_nothing_fits(void **state)
     (void)state;
     vf_model *m = stub_model(64, 4096);
     vf_fit *f = malloc(sizeof *f);
-    vf_fit_opts fo = {.gpu_bytes = GIB / 4, .gpus = 1, .estimate = stub_estimate};
-    vf_estimate_opts_init(&fo.est);
+    vf_fit_opts fo = stub_fit_opts(GIB / 4);
     assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
     assert_false(f->fits);
     assert_int_equal(f->max_context, 0);
@@ -245,8 +251,7 @@ static void test_fit_capped_context(void **state)
     (void)state;
     vf_model *m = stub_model(64, 4096);
     vf_fit *f = malloc(sizeof *f);
-    vf_fit_opts fo = {.gpu_bytes = 141 * GIB, .gpus = 1, .estimate = stub_estimate};
-    vf_estimate_opts_init(&fo.est);
+    vf_fit_opts fo = stub_fit_opts(141 * GIB);
     fo.est.infer.context = 2048;
     assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
     assert_true(f->fits);
@@ -264,8 +269,7 @@ static void test_fit_min_gpus_tp_valid(void **state)
     /* 40 heads: TP 3, 6, 7 are invalid; 20 GB weights + KV need > 1 x 16 GiB */
     vf_model *m = stub_model(40, 8192);
     vf_fit *f = malloc(sizeof *f);
-    vf_fit_opts fo = {.gpu_bytes = 8 * GIB, .gpus = 1, .estimate = stub_estimate};
-    vf_estimate_opts_init(&fo.est);
+    vf_fit_opts fo = stub_fit_opts(8 * GIB);
     fo.est.infer.context = 8192;
     assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
     assert_false(f->fits);
@@ -281,8 +285,7 @@ static void test_fit_training_zero3(void **state)
     (void)state;
     vf_model *m = stub_model(64, 8192);
     vf_fit *f = malloc(sizeof *f);
-    vf_fit_opts fo = {.gpu_bytes = 80 * GIB, .gpus = 1, .estimate = stub_estimate};
-    vf_estimate_opts_init(&fo.est);
+    vf_fit_opts fo = stub_fit_opts(80 * GIB);
     fo.est.mode = VF_MODE_TRAINING;
     fo.est.train.seq_len = 2048;
     assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
@@ -329,8 +332,7 @@ static void test_advice_inference(void **state)
     (void)state;
     vf_model *m = stub_model(64, 131072);
     vf_fit *f = malloc(sizeof *f);
-    vf_fit_opts fo = {.gpu_bytes = 24 * GIB, .gpus = 1, .estimate = stub_estimate};
-    vf_estimate_opts_init(&fo.est);
+    vf_fit_opts fo = stub_fit_opts(24 * GIB);
     fo.est.runtime = VF_RUNTIME_TRANSFORMERS;
     fo.est.infer.context = 32768;
     fo.est.infer.batch = 2;
@@ -368,19 +370,24 @@ static void test_advice_inference(void **state)
     vf_model_free(m);
 }
 
-static void test_advice_training(void **state)
+/* Training 4096 tokens x 8 on one device that cannot hold it: advice follows. */
+static void fit_advice_training(const vf_model *m, uint64_t gpu_bytes, vf_fit *f)
 {
-    (void)state;
-    vf_model *m = stub_model(64, 8192);
-    vf_fit *f = malloc(sizeof *f);
-    vf_fit_opts fo = {.gpu_bytes = 80 * GIB, .gpus = 1, .estimate = stub_estimate};
-    vf_estimate_opts_init(&fo.est);
+    vf_fit_opts fo = stub_fit_opts(gpu_bytes);
     fo.est.mode = VF_MODE_TRAINING;
     fo.est.train.seq_len = 4096;
     fo.est.train.micro_batch = 8;
     assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
     assert_false(f->fits);
     check_suggestions(m, f);
+}
+
+static void test_advice_training(void **state)
+{
+    (void)state;
+    vf_model *m = stub_model(64, 8192);
+    vf_fit *f = malloc(sizeof *f);
+    fit_advice_training(m, 80 * GIB, f);
     const vf_suggestion *lora = find_sugg(f, "--lora-rank 16");
     assert_non_null(lora);
     assert_true(lora->fits);
@@ -397,14 +404,7 @@ static void test_advice_combined(void **state)
      * alone leaves 160 GB of states (no fit); together they fit */
     vf_model *m = stub_model(64, 8192);
     vf_fit *f = malloc(sizeof *f);
-    vf_fit_opts fo = {.gpu_bytes = 24 * GIB, .gpus = 1, .estimate = stub_estimate};
-    vf_estimate_opts_init(&fo.est);
-    fo.est.mode = VF_MODE_TRAINING;
-    fo.est.train.seq_len = 4096;
-    fo.est.train.micro_batch = 8;
-    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
-    assert_false(f->fits);
-    check_suggestions(m, f);
+    fit_advice_training(m, 24 * GIB, f);
     assert_false(find_sugg(f, "--lora-rank 16")->fits);
     assert_false(find_sugg(f, "--grad-checkpoint full")->fits);
     bool combo = false;
