@@ -27,6 +27,26 @@ static void base_opts(vf_estimate_opts *o)
     o->runtime = VF_RUNTIME_TRANSFORMERS;
 }
 
+/* The published single-GPU setups below: micro_batch sequences of 512 tokens. */
+static void short_opts(vf_estimate_opts *o, vf_precision prec, uint64_t micro_batch)
+{
+    base_opts(o);
+    o->train.precision = prec;
+    o->train.micro_batch = micro_batch;
+    o->train.seq_len = 512;
+}
+
+/* QLoRA as both sources state it: the base in `qlora` storage, LoRA of `rank`
+ * on every linear layer, full activation checkpointing. */
+static void qlora_opts(vf_estimate_opts *o, vf_precision prec, uint64_t micro_batch, uint32_t rank, const char *qlora)
+{
+    short_opts(o, prec, micro_batch);
+    o->train.lora_rank = rank;
+    snprintf(o->train.lora_targets, sizeof o->train.lora_targets, "all-linear");
+    snprintf(o->train.qlora, sizeof o->train.qlora, "%s", qlora);
+    o->train.recompute = VF_RECOMPUTE_FULL;
+}
+
 /* Dettmers et al. 2023 (QLoRA, arXiv:2305.14314), abstract and §1: QLoRA
  * "reduces the average memory requirements of finetuning a 65B parameter
  * model from >780GB of GPU memory to <48GB". Setup (§4, Appendix): NF4 with
@@ -39,25 +59,15 @@ static void test_qlora_65b_single_48gb(void **state)
     vf_estimate_opts o;
     vf_estimate e;
     vf_error err = {0};
-    base_opts(&o);
-    o.train.precision = VF_PREC_BF16_MIXED;
+    qlora_opts(&o, VF_PREC_BF16_MIXED, 1, 64, "nf4-dq");
     o.train.optimizer = VF_OPT_PAGED_ADAMW_8BIT;
-    o.train.lora_rank = 64;
-    snprintf(o.train.lora_targets, sizeof o.train.lora_targets, "all-linear");
-    snprintf(o.train.qlora, sizeof o.train.qlora, "nf4-dq");
-    o.train.recompute = VF_RECOMPUTE_FULL;
-    o.train.micro_batch = 1;
-    o.train.seq_len = 512;
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
     print_message("QLoRA 65B: %.2f GB at %s\n", (double)e.per_gpu_bytes / 1e9, e.peak_phase);
     assert_true(e.per_gpu_bytes < 48000000000ull);
     assert_true(e.per_gpu_bytes > 35000000000ull); /* 65B at 4.127 bits is 33.6 GB alone */
 
     /* the same model fully fine-tuned in 16 bit with Adam */
-    base_opts(&o);
-    o.train.precision = VF_PREC_BF16_MIXED;
-    o.train.micro_batch = 1;
-    o.train.seq_len = 512;
+    short_opts(&o, VF_PREC_BF16_MIXED, 1);
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
     assert_true(e.per_gpu_bytes > 780000000000ull);
     vf_model_free(m);
@@ -74,14 +84,7 @@ static void test_torchtune_qlora_7b_under_10gb(void **state)
     vf_estimate_opts o;
     vf_estimate e;
     vf_error err = {0};
-    base_opts(&o);
-    o.train.precision = VF_PREC_BF16;
-    o.train.lora_rank = 8;
-    snprintf(o.train.lora_targets, sizeof o.train.lora_targets, "all-linear");
-    snprintf(o.train.qlora, sizeof o.train.qlora, "nf4");
-    o.train.recompute = VF_RECOMPUTE_FULL;
-    o.train.micro_batch = 2;
-    o.train.seq_len = 512;
+    qlora_opts(&o, VF_PREC_BF16, 2, 8, "nf4");
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
     print_message("torchtune QLoRA 7B: %.2f GB at %s\n", (double)e.per_gpu_bytes / 1e9, e.peak_phase);
     assert_true(e.per_gpu_bytes < 10000000000ull);
