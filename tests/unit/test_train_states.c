@@ -269,19 +269,8 @@ static void test_step_temporaries(void **state)
         if (strcmp(meas, "optimizer_state"))
             continue;
         const char *opt = json_string_value(json_object_get(r, "optimizer"));
-        bool llama = !strcmp(json_string_value(json_object_get(r, "family")), "llama");
         bool fp32 = !strcmp(json_string_value(json_object_get(r, "dtype")), "fp32");
-        tr_shape s = {llama ? "llama" : "gpt2",
-                      (uint64_t)json_integer_value(json_object_get(r, "hidden")),
-                      (uint64_t)json_integer_value(json_object_get(r, "intermediate")),
-                      (uint64_t)json_integer_value(json_object_get(r, "vocab")),
-                      (uint64_t)json_integer_value(json_object_get(r, "n_positions")),
-                      (uint32_t)json_integer_value(json_object_get(r, "n_layers")),
-                      (uint32_t)json_integer_value(json_object_get(r, "n_heads")),
-                      (uint32_t)json_integer_value(json_object_get(r, "n_kv_heads")),
-                      (uint32_t)json_integer_value(json_object_get(r, "head_dim")),
-                      0.0, llama ? "silu" : "gelu_pytorch_tanh", fp32 ? VF_DTYPE_F32 : VF_DTYPE_BF16, !llama};
-        vf_model *m = tr_build(&s);
+        vf_model *m = tr_record_model(r);
         vf_train_opts t;
         memset(&t, 0, sizeof t);
         vf__tcfg c;

@@ -18,55 +18,18 @@ static json_t *load_results(void)
     return root;
 }
 
-static uint64_t ju(const json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    assert_non_null(v);
-    assert_true(json_is_integer(v));
-    return (uint64_t)json_integer_value(v);
-}
-
-static const char *js(const json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    assert_non_null(v);
-    return json_string_value(v);
-}
-
-/* The model a record measured, from the record's own fields. */
-static vf_model *model_of(const json_t *r)
-{
-    tr_shape s;
-    memset(&s, 0, sizeof s);
-    s.family = js(r, "family");
-    s.hidden = ju(r, "hidden");
-    s.inter = ju(r, "intermediate");
-    s.vocab = ju(r, "vocab");
-    s.n_positions = ju(r, "n_positions");
-    s.layers = (uint32_t)ju(r, "n_layers");
-    s.heads = (uint32_t)ju(r, "n_heads");
-    s.kv_heads = (uint32_t)ju(r, "n_kv_heads");
-    s.head_dim = (uint32_t)ju(r, "head_dim");
-    s.dropout = json_number_value(json_object_get(r, "dropout"));
-    s.act = !strcmp(js(r, "family"), "llama") ? "silu"
-            : !strcmp(js(r, "act"), "gelu_new_py") ? "gelu_new" : "gelu_pytorch_tanh";
-    s.dtype = !strcmp(js(r, "dtype"), "fp32") ? VF_DTYPE_F32 : VF_DTYPE_BF16;
-    s.tied = !strcmp(s.family, "gpt2");
-    return tr_build(&s);
-}
-
 /* The same model as the architectures module builds it from the measured
  * config.json. g15n's record measured HF's Python gelu_new while its
  * config.json names gelu_pytorch_tanh: the record's own field wins. */
 static vf_model *model_of_config(const json_t *r)
 {
     char path[256];
-    snprintf(path, sizeof path, "../shared/reference/torch/configs/%s/config.json", js(r, "config"));
+    snprintf(path, sizeof path, "../shared/reference/torch/configs/%s/config.json", tr_js(r, "config"));
     vf_model *m = NULL;
     vf_error err = {0};
     if (vf_model_open(path, &m, &err) != VF_OK)
         fail_msg("%s: %s", path, err.msg);
-    if (!strcmp(js(r, "act"), "gelu_new_py"))
+    if (!strcmp(tr_js(r, "act"), "gelu_new_py"))
         json_object_set_new(m->config, "activation_function", json_string("gelu_new"));
     return m;
 }
@@ -76,11 +39,11 @@ static void opts_of(const json_t *r, vf_estimate_opts *o)
     vf_estimate_opts_init(o);
     o->mode = VF_MODE_TRAINING;
     o->infer.attn = VF_ATTN_EAGER;
-    o->train.precision = !strcmp(js(r, "dtype"), "fp32") ? VF_PREC_FP32 : VF_PREC_BF16;
+    o->train.precision = !strcmp(tr_js(r, "dtype"), "fp32") ? VF_PREC_FP32 : VF_PREC_BF16;
     o->train.optimizer = VF_OPT_ADAMW;
     o->train.optim_impl = VF_OPTIM_FOR_LOOP;
-    o->train.micro_batch = ju(r, "batch");
-    o->train.seq_len = ju(r, "seq");
+    o->train.micro_batch = tr_ju(r, "batch");
+    o->train.seq_len = tr_ju(r, "seq");
     json_t *ck = json_object_get(r, "checkpointing");
     o->train.recompute = json_is_true(ck) ? VF_RECOMPUTE_FULL : VF_RECOMPUTE_NONE;
 }
@@ -91,12 +54,15 @@ static int run_on(vf_model *m, const json_t *r, const vf_estimate_opts *o, vf_es
     vf_status st = vf_estimate_run(m, o, e, &err);
     vf_model_free(m);
     if (st != VF_OK)
-        print_error("%s %s: %s\n", js(r, "config"), js(r, "measurement"), err.msg);
+        print_error("%s %s: %s\n", tr_js(r, "config"), tr_js(r, "measurement"), err.msg);
     return st == VF_OK ? 0 : 1;
 }
 
 /* On the in-memory model (exact buffer dtypes and registration order). */
-static int run(const json_t *r, const vf_estimate_opts *o, vf_estimate *e) { return run_on(model_of(r), r, o, e); }
+static int run(const json_t *r, const vf_estimate_opts *o, vf_estimate *e)
+{
+    return run_on(tr_record_model(r), r, o, e);
+}
 /* On the model read from config.json. */
 static int run_cfg(const json_t *r, const vf_estimate_opts *o, vf_estimate *e)
 {
@@ -111,12 +77,12 @@ static int within(const char *what, const json_t *r, uint64_t got, uint64_t want
     if (e > worst)
         worst = e;
     if (getenv("VF_TRAIN_VERBOSE") && e > 0.02)
-        print_message("%s %s %s ckpt=%d: %s %.2f%%\n", js(r, "config"), js(r, "dtype"), js(r, "measurement"),
+        print_message("%s %s %s ckpt=%d: %s %.2f%%\n", tr_js(r, "config"), tr_js(r, "dtype"), tr_js(r, "measurement"),
                       json_is_true(json_object_get(r, "checkpointing")), what, 100.0 * e);
     if (e <= tol)
         return 0;
-    print_error("%s %s %s ckpt=%d: %s %llu, measured %llu (%.2f%%)\n", js(r, "config"), js(r, "dtype"),
-                js(r, "measurement"), json_is_true(json_object_get(r, "checkpointing")), what,
+    print_error("%s %s %s ckpt=%d: %s %llu, measured %llu (%.2f%%)\n", tr_js(r, "config"), tr_js(r, "dtype"),
+                tr_js(r, "measurement"), json_is_true(json_object_get(r, "checkpointing")), what,
                 (unsigned long long)got, (unsigned long long)want, 100.0 * e);
     return 1;
 }
@@ -144,20 +110,21 @@ static void test_params_grads_exact(void **state)
     json_t *root = load_results(), *recs = json_object_get(root, "records"), *r;
     size_t i, n = 0, bad = 0;
     json_array_foreach(recs, i, r) {
-        const char *meas = js(r, "measurement");
+        const char *meas = tr_js(r, "measurement");
         vf_estimate_opts o;
         vf_estimate e;
         opts_of(r, &o);
         if (!strcmp(meas, "params")) {
             bad += run(r, &o, &e);
-            bad += within("trainable params", r, e.trainable_params, ju(r, "n_params"), 0);
+            bad += within("trainable params", r, e.trainable_params, tr_ju(r, "n_params"), 0);
             /* weights component = parameters + stored buffers (GPT-2's causal masks) */
-            bad += within("weights+buffers", r, e.weights, ju(r, "param_bytes_measured") + ju(r, "buffer_bytes"), 0);
+            bad += within("weights+buffers", r, e.weights,
+                          tr_ju(r, "param_bytes_measured") + tr_ju(r, "buffer_bytes"), 0);
             n++;
             bad += run_cfg(r, &o, &e);
-            bad += within("trainable params (config.json)", r, e.trainable_params, ju(r, "n_params"), 0);
+            bad += within("trainable params (config.json)", r, e.trainable_params, tr_ju(r, "n_params"), 0);
         } else if (!strcmp(meas, "gradients")) {
-            bad += both_within(r, &o, offsetof(vf_estimate, gradients), "gradients", ju(r, "grad_bytes"), 0);
+            bad += both_within(r, &o, offsetof(vf_estimate, gradients), "gradients", tr_ju(r, "grad_bytes"), 0);
             n++;
         }
     }
@@ -172,11 +139,11 @@ static void test_optimizer_states_exact(void **state)
     json_t *root = load_results(), *recs = json_object_get(root, "records"), *r;
     size_t i, n = 0, bad = 0;
     json_array_foreach(recs, i, r) {
-        if (strcmp(js(r, "measurement"), "optimizer_state"))
+        if (strcmp(tr_js(r, "measurement"), "optimizer_state"))
             continue;
         vf_estimate_opts o;
         opts_of(r, &o);
-        const char *opt = js(r, "optimizer");
+        const char *opt = tr_js(r, "optimizer");
         if (!strcmp(opt, "AdamW(foreach=False)"))
             o.train.optimizer = VF_OPT_ADAMW, o.train.optim_impl = VF_OPTIM_FOR_LOOP;
         else if (!strcmp(opt, "AdamW(foreach=True)"))
@@ -187,7 +154,7 @@ static void test_optimizer_states_exact(void **state)
             o.train.optimizer = VF_OPT_ADAGRAD;
         else
             fail_msg("unknown optimizer %s", opt);
-        bad += both_within(r, &o, offsetof(vf_estimate, optimizer), opt, ju(r, "state_bytes"), 0);
+        bad += both_within(r, &o, offsetof(vf_estimate, optimizer), opt, tr_ju(r, "state_bytes"), 0);
         n++;
     }
     assert_int_equal(n, 144);
@@ -202,15 +169,15 @@ static void test_activations_3pct(void **state)
     json_t *root = load_results(), *recs = json_object_get(root, "records"), *r;
     size_t i, n = 0, bad = 0;
     json_array_foreach(recs, i, r) {
-        if (strcmp(js(r, "measurement"), "activations"))
+        if (strcmp(tr_js(r, "measurement"), "activations"))
             continue;
         vf_estimate_opts o;
         opts_of(r, &o);
         json_t *N = json_object_get(r, "N");
         /* with checkpointing: what the forward leaves behind, less the 4-byte loss */
         uint64_t want = json_is_true(json_object_get(r, "checkpointing"))
-                            ? ju(N, "profiler_retained_after_forward") - ju(N, "loss_bytes")
-                            : ju(N, "saved_activation_bytes");
+                            ? tr_ju(N, "profiler_retained_after_forward") - tr_ju(N, "loss_bytes")
+                            : tr_ju(N, "saved_activation_bytes");
         bad += both_within(r, &o, offsetof(vf_estimate, activations), "activations", want, 0.03);
         n++;
     }
@@ -229,20 +196,20 @@ static void test_step_peak_10pct(void **state)
     json_t *root = load_results(), *recs = json_object_get(root, "records"), *r;
     size_t i, n = 0, bad = 0;
     json_array_foreach(recs, i, r) {
-        if (strcmp(js(r, "measurement"), "train_step_peak"))
+        if (strcmp(tr_js(r, "measurement"), "train_step_peak"))
             continue;
-        uint64_t want = ju(r, "peak_abs");
+        uint64_t want = tr_ju(r, "peak_abs");
         /* take each setup once, at its largest step */
         json_t *r2;
         size_t j;
         bool later_bigger = false;
         json_array_foreach(recs, j, r2) {
-            if (j <= i || strcmp(js(r2, "measurement"), "train_step_peak") || strcmp(js(r2, "config"), js(r, "config")) ||
-                strcmp(js(r2, "dtype"), js(r, "dtype")) ||
+            if (j <= i || strcmp(tr_js(r2, "measurement"), "train_step_peak") ||
+                strcmp(tr_js(r2, "config"), tr_js(r, "config")) || strcmp(tr_js(r2, "dtype"), tr_js(r, "dtype")) ||
                 json_is_true(json_object_get(r2, "checkpointing")) != json_is_true(json_object_get(r, "checkpointing")))
                 continue;
             later_bigger = true;
-            if (ju(r2, "peak_abs") < want)
+            if (tr_ju(r2, "peak_abs") < want)
                 fail_msg("step order assumption broken");
         }
         if (later_bigger)

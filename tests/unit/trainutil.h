@@ -122,4 +122,43 @@ static inline vf_model *tr_build(const tr_shape *s)
     return m;
 }
 
+/* A record's field: present and an integer (tr_ju) or a string (tr_js). */
+static inline uint64_t tr_ju(const json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    assert_non_null(v);
+    assert_true(json_is_integer(v));
+    return (uint64_t)json_integer_value(v);
+}
+
+static inline const char *tr_js(const json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    assert_non_null(v);
+    return json_string_value(v);
+}
+
+/* The model a record of shared/reference/torch/results.json measured, from
+ * the record's own fields. */
+static inline vf_model *tr_record_model(const json_t *r)
+{
+    tr_shape s;
+    memset(&s, 0, sizeof s);
+    s.family = tr_js(r, "family");
+    s.hidden = tr_ju(r, "hidden");
+    s.inter = tr_ju(r, "intermediate");
+    s.vocab = tr_ju(r, "vocab");
+    s.n_positions = tr_ju(r, "n_positions");
+    s.layers = (uint32_t)tr_ju(r, "n_layers");
+    s.heads = (uint32_t)tr_ju(r, "n_heads");
+    s.kv_heads = (uint32_t)tr_ju(r, "n_kv_heads");
+    s.head_dim = (uint32_t)tr_ju(r, "head_dim");
+    s.dropout = json_number_value(json_object_get(r, "dropout"));
+    s.act = !strcmp(tr_js(r, "family"), "llama") ? "silu"
+            : !strcmp(tr_js(r, "act"), "gelu_new_py") ? "gelu_new" : "gelu_pytorch_tanh";
+    s.dtype = !strcmp(tr_js(r, "dtype"), "fp32") ? VF_DTYPE_F32 : VF_DTYPE_BF16;
+    s.tied = !strcmp(s.family, "gpt2");
+    return tr_build(&s);
+}
+
 #endif
