@@ -175,13 +175,24 @@ static vf_model *llama2_7b(void)
     return tr_build(&s);
 }
 
+/* Llama-2-7B and its parameter count. */
+static vf_model *llama2_7b_params(uint64_t *params)
+{
+    vf_model *m = llama2_7b();
+    vf_model_totals t;
+    vf_model_totals_get(m, &t);
+    *params = t.params;
+    return m;
+}
+
 /* PEFT on Llama-2-7B, LoRA r=8 on q_proj,v_proj prints
  * "trainable params: 4,194,304 || all params: 6,742,609,920". DeepSpeed's
  * estimator would price all 6.7B as trainable; ours only the adapters. */
 static void test_lora_trainable_and_deepspeed_flaw(void **state)
 {
     (void)state;
-    vf_model *m = llama2_7b();
+    uint64_t params;
+    vf_model *m = llama2_7b_params(&params);
     vf_estimate_opts o;
     vf_estimate e;
     vf_error err = {0};
@@ -189,9 +200,7 @@ static void test_lora_trainable_and_deepspeed_flaw(void **state)
     o.train.lora_rank = 8;
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
     assert_int_equal(e.trainable_params, 4194304);
-    vf_model_totals t;
-    vf_model_totals_get(m, &t);
-    assert_int_equal(t.params + e.trainable_params, 6742609920ull);
+    assert_int_equal(params + e.trainable_params, 6742609920ull);
     assert_int_equal(e.gradients, 4194304ull * 2);
     /* lora_dropout: each adapter keeps a 1-byte mask and the bf16 dropped copy of its input */
     uint64_t a0 = e.activations;
@@ -206,7 +215,7 @@ static void test_lora_trainable_and_deepspeed_flaw(void **state)
     o.gpus = 8;
     o.train.states_only = true;
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
-    double P = (double)t.params, Pt = 4194304.0;
+    double P = (double)params, Pt = 4194304.0;
     assert_int_equal(e.per_gpu_bytes, (uint64_t)(2 * P + 2 * Pt + (double)(uint64_t)(18 * Pt / 8)));
     double flawed = 2 * (P + Pt) + (double)(uint64_t)(18 * (P + Pt) / 8);
     assert_true((double)e.per_gpu_bytes < 0.5 * flawed); /* 2P + 2.25P would be priced */
@@ -229,10 +238,9 @@ static void test_lora_trainable_and_deepspeed_flaw(void **state)
 static void test_qlora_storage(void **state)
 {
     (void)state;
-    vf_model *m = llama2_7b();
-    vf_model_totals t;
-    vf_model_totals_get(m, &t);
-    uint64_t mat = 32ull * (4096ull * 4096 * 4 + 4096ull * 11008 * 3), other = t.params - mat;
+    uint64_t params;
+    vf_model *m = llama2_7b_params(&params);
+    uint64_t mat = 32ull * (4096ull * 4096 * 4 + 4096ull * 11008 * 3), other = params - mat;
     vf_estimate_opts o;
     vf_estimate e;
     vf_error err = {0};
@@ -310,10 +318,8 @@ static void test_step_temporaries(void **state)
 static void test_distribution(void **state)
 {
     (void)state;
-    vf_model *m = llama2_7b();
-    vf_model_totals t;
-    vf_model_totals_get(m, &t);
-    const uint64_t P = t.params;
+    uint64_t P;
+    vf_model *m = llama2_7b_params(&P);
     vf_estimate_opts o;
     vf_estimate e, e3;
     vf_error err = {0};
@@ -362,10 +368,9 @@ static void test_distribution(void **state)
 static void test_amp(void **state)
 {
     (void)state;
-    vf_model *m = llama2_7b();
-    vf_model_totals t;
-    vf_model_totals_get(m, &t);
-    const uint64_t P = t.params, n_tensors = 32 * 9 + 3;
+    uint64_t P;
+    vf_model *m = llama2_7b_params(&P);
+    const uint64_t n_tensors = 32 * 9 + 3;
     vf_estimate_opts o;
     vf_estimate amp, ds;
     vf_error err = {0};
