@@ -68,6 +68,9 @@ static void shard(const char *rel, const char *a, const char *b)
     st(rel, h, 16);
 }
 
+/* The header of one F32 tensor "a" with the given shape and data_offsets
+ * (JSON text, pasted as it is). */
+#define A_F32(SHAPE, OFFS) "{\"a\":{\"dtype\":\"F32\",\"shape\":" SHAPE ",\"data_offsets\":" OFFS "}}"
 #define T1 "{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}"
 
 int main(int argc, char **argv)
@@ -105,18 +108,14 @@ int main(int argc, char **argv)
     st("dtype_unknown.safetensors", "{\"a\":{\"dtype\":\"F7\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8);
     st("dtype_missing.safetensors", "{\"a\":{\"shape\":[2],\"data_offsets\":[0,8]}}", 8);
     st("dtype_lowercase.safetensors", "{\"a\":{\"dtype\":\"f32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8);
-    st("shape_not_array.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":2,\"data_offsets\":[0,8]}}", 8);
-    st("shape_negative.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8);
-    st("shape_float.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2.0],\"data_offsets\":[0,8]}}", 8);
-    st("shape_string.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[\"2\"],\"data_offsets\":[0,8]}}", 8);
-    st("shape_overflow.safetensors",
-       "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,2],\"data_offsets\":[0,8]}}", 8);
-    st("bytes_overflow.safetensors",
-       "{\"a\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904,2],\"data_offsets\":[0,8]}}", 8);
-    st("shape_too_many_dims.safetensors",
-       "{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2],\"data_offsets\":[0,8]}}", 8);
-    st("shape_dim_2_64.safetensors",
-       "{\"a\":{\"dtype\":\"F32\",\"shape\":[18446744073709551616],\"data_offsets\":[0,8]}}", 8);
+    st("shape_not_array.safetensors", A_F32("2", "[0,8]"), 8);
+    st("shape_negative.safetensors", A_F32("[-2]", "[0,8]"), 8);
+    st("shape_float.safetensors", A_F32("[2.0]", "[0,8]"), 8);
+    st("shape_string.safetensors", A_F32("[\"2\"]", "[0,8]"), 8);
+    st("shape_overflow.safetensors", A_F32("[4294967296,4294967296,2]", "[0,8]"), 8);
+    st("bytes_overflow.safetensors", A_F32("[4611686018427387904,2]", "[0,8]"), 8);
+    st("shape_too_many_dims.safetensors", A_F32("[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2]", "[0,8]"), 8);
+    st("shape_dim_2_64.safetensors", A_F32("[18446744073709551616]", "[0,8]"), 8);
     st("f4_odd_elements.safetensors", "{\"a\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,2]}}", 2);
     st("f6_partial_block.safetensors", "{\"a\":{\"dtype\":\"F6_E2M3\",\"shape\":[3],\"data_offsets\":[0,3]}}", 3);
     /* ---- safetensors: data offsets ---- */
@@ -128,20 +127,18 @@ int main(int argc, char **argv)
        "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
        "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[12,20]}}",
        20);
-    st("off_not_from_zero.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12);
-    st("off_past_end.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4);
-    st("off_reversed.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,0]}}", 8);
-    st("off_fraction.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,1.5]}}", 8);
-    st("off_string.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[\"0\",\"12\"]}}", 8);
-    st("off_exponent.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[250],\"data_offsets\":[0,1e3]}}", 1000);
-    st("off_beyond_2_63.safetensors",
-       "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[9223372036854775808,9223372036854775816]}}", 8);
-    st("off_int64_max.safetensors",
-       "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[9223372036854775799,9223372036854775807]}}", 8);
-    st("off_negative.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[-8,0]}}", 8);
-    st("off_three_values.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4,8]}}", 8);
+    st("off_not_from_zero.safetensors", A_F32("[2]", "[4,12]"), 12);
+    st("off_past_end.safetensors", A_F32("[2]", "[0,8]"), 4);
+    st("off_reversed.safetensors", A_F32("[0]", "[8,0]"), 8);
+    st("off_fraction.safetensors", A_F32("[2]", "[0,1.5]"), 8);
+    st("off_string.safetensors", A_F32("[2]", "[\"0\",\"12\"]"), 8);
+    st("off_exponent.safetensors", A_F32("[250]", "[0,1e3]"), 1000);
+    st("off_beyond_2_63.safetensors", A_F32("[2]", "[9223372036854775808,9223372036854775816]"), 8);
+    st("off_int64_max.safetensors", A_F32("[2]", "[9223372036854775799,9223372036854775807]"), 8);
+    st("off_negative.safetensors", A_F32("[2]", "[-8,0]"), 8);
+    st("off_three_values.safetensors", A_F32("[2]", "[0,4,8]"), 8);
     st("off_missing.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8);
-    st("off_len_mismatch.safetensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4);
+    st("off_len_mismatch.safetensors", A_F32("[2]", "[0,4]"), 4);
     st("trailing_bytes.safetensors", "{\"a\":" T1 "}", 9);
     /* ---- safetensors: metadata and names ---- */
     st("meta_int_value.safetensors", "{\"__metadata__\":{\"format\":\"pt\",\"step\":7},\"a\":" T1 "}", 8);
