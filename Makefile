@@ -74,7 +74,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvramfit.a tests/unit/testutil.h
 	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libvramfit.a $(CMOCKA_LIBS) $(LIBS) $(LDFLAGS_ALL)
 
 # Each fuzz harness, linked with a plain main that replays its corpus.
-$(BUILD)/replay/%: fuzz/%.c fuzz/replay.c $(BUILD)/libvramfit.a
+$(BUILD)/replay/%: fuzz/%.c fuzz/replay.c $(wildcard fuzz/*.h) $(BUILD)/libvramfit.a
 	@mkdir -p $(dir $@)
 	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) -o $@ $< fuzz/replay.c $(BUILD)/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
 
@@ -99,7 +99,7 @@ test: deps
 
 FUZZ_CC ?= clang
 fuzz: $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
-build/fuzz/%: fuzz/%.c $(LIB_SRCS) $(GEN_SRCS) include/vramfit.h src/lib/internal.h
+build/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(LIB_SRCS) $(GEN_SRCS) include/vramfit.h src/lib/internal.h
 	@command -v $(FUZZ_CC) >/dev/null || { echo 'vramfit: make fuzz needs $(FUZZ_CC) (Debian: clang)' >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(call QUIET,CLANG,$@)$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc/lib $(PKG_CFLAGS) \

@@ -2,25 +2,17 @@
  * memfd and is read as a .gguf file (header, metadata, tensor table,
  * hyper-parameters, classification and totals). Seeds: fuzz/corpus/gguf/. */
 #define _GNU_SOURCE /* memfd_create */
+#include "fuzz_util.h"
 #include "internal.h"
-
-#include <stdio.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    int fd = memfd_create("fuzz.gguf", MFD_CLOEXEC);
+    char path[64];
+    int fd = fuzz_memfd("fuzz.gguf", data, size, path, sizeof path);
     if (fd < 0)
         return 0;
-    if (size && write(fd, data, size) != (ssize_t)size) {
-        close(fd);
-        return 0;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     vf_model *m = vf__model_new(VF_FORMAT_GGUF, path);
     vf_error err;
     if (m && vf__gguf_read(m, path, &err) == VF_OK) {

@@ -3,6 +3,7 @@
  * sharded-checkpoint reader (shard existence, path safety, map/shard
  * agreement, total_size). The shards are written once per process. */
 #define _GNU_SOURCE
+#include "fuzz_util.h"
 #include "internal.h"
 
 #include <fcntl.h>
@@ -82,26 +83,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = open(index_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return 0;
-    size_t off = 0;
-    while (off < size) {
-        ssize_t w = write(fd, data + off, size - off);
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
+    fuzz_write_all(fd, data, size); /* a short file is an input too */
     close(fd);
     vf_model *m = vf__model_new(VF_FORMAT_SAFETENSORS, index_path);
     if (m) {
         vf_error err = {0};
-        vf_status st = vf__safetensors_read_index(m, index_path, &err);
-        if (st != VF_OK && err.msg[0] == '\0')
-            __builtin_trap();
-        if (st == VF_OK) {
-            vf__model_classify(m);
-            vf_model_totals t;
-            vf_model_totals_get(m, &t);
-        }
-        vf_model_free(m);
+        fuzz_after_read(m, vf__safetensors_read_index(m, index_path, &err), &err);
     }
     return 0;
 }

@@ -493,8 +493,13 @@ static vf_status literal(parser *p, const char *word)
 
 static vf_status skip_value(parser *p, unsigned depth);
 
-/* A value nobody reads, in an object or array at nesting level depth. */
-static vf_status skip_object(parser *p, unsigned depth)
+/* One member of an object, the cursor on its key's opening quote: reads the
+ * key, the ':' and the value. Keys it adds to keys are checked for
+ * duplicates when the object closes. */
+typedef vf_status (*member_fn)(parser *p, keylist *keys, void *ctx);
+
+/* The object whose '{' is at the cursor, fn called for each member. */
+static inline vf_status for_each_member(parser *p, member_fn fn, void *ctx)
 {
     keylist ks = {0};
     vf_status st = VF_OK;
@@ -505,13 +510,11 @@ static vf_status skip_object(parser *p, unsigned depth)
         return VF_OK;
     }
     for (;;) {
-        size_t kl;
         if (peek(p) != '"') {
             st = syntax(p, "string expected as an object key");
             break;
         }
-        if ((st = parse_string(p, &p->key, &kl)) != VF_OK || (st = key_add(p, &ks, p->key.p, kl, NULL)) != VF_OK ||
-            (st = expect(p, ':', "':'")) != VF_OK || (st = skip_value(p, depth)) != VF_OK)
+        if ((st = fn(p, &ks, ctx)) != VF_OK)
             break;
         int more = next_item(p, '}', &st);
         if (more > 0)
@@ -524,7 +527,11 @@ static vf_status skip_object(parser *p, unsigned depth)
     return st;
 }
 
-static vf_status skip_array(parser *p, unsigned depth)
+/* One element of an array, the cursor on it. */
+typedef vf_status (*element_fn)(parser *p, void *ctx);
+
+/* The array whose '[' is at the cursor, fn called for each element. */
+static inline vf_status for_each_element(parser *p, element_fn fn, void *ctx)
 {
     vf_status st;
     p->pos++;
@@ -534,7 +541,7 @@ static vf_status skip_array(parser *p, unsigned depth)
         return VF_OK;
     }
     for (;;) {
-        if ((st = skip_value(p, depth)) != VF_OK)
+        if ((st = fn(p, ctx)) != VF_OK)
             return st;
         int more = next_item(p, ']', &st);
         if (more > 0)
@@ -545,6 +552,29 @@ static vf_status skip_array(parser *p, unsigned depth)
         return VF_OK;
     }
 }
+
+/* A decoded key, added to keys (its copy in *stored when wanted), then ':'. */
+static vf_status member_key(parser *p, keylist *keys, const char **stored)
+{
+    size_t kl;
+    vf_status st;
+    if ((st = parse_string(p, &p->key, &kl)) != VF_OK || (st = key_add(p, keys, p->key.p, kl, stored)) != VF_OK)
+        return st;
+    return expect(p, ':', "':'");
+}
+
+static vf_status skip_member(parser *p, keylist *keys, void *ctx)
+{
+    vf_status st = member_key(p, keys, NULL);
+    return st != VF_OK ? st : skip_value(p, *(const unsigned *)ctx);
+}
+
+static vf_status skip_element(parser *p, void *ctx) { return skip_value(p, *(const unsigned *)ctx); }
+
+/* A value nobody reads, in an object or array at nesting level depth. */
+static vf_status skip_object(parser *p, unsigned depth) { return for_each_member(p, skip_member, &depth); }
+
+static vf_status skip_array(parser *p, unsigned depth) { return for_each_element(p, skip_element, &depth); }
 
 /* depth: the nesting level of the container holding the value (0: none). */
 static vf_status skip_value(parser *p, unsigned depth)
@@ -566,46 +596,45 @@ static vf_status skip_value(parser *p, unsigned depth)
     }
 }
 
+typedef struct u64_array {
+    unsigned depth;
+    uint64_t *out;
+    size_t max, *count, *first_bad;
+} u64_array;
+
+static vf_status u64_element(parser *p, void *ctx)
+{
+    u64_array *a = ctx;
+    vf_status st;
+    size_t i = (*a->count)++;
+    uint64_t v = 0;
+    bool ok = false;
+    int c = peek(p);
+    if (c == '-' || is_digit(c))
+        st = parse_number(p, &v, &ok);
+    else
+        st = skip_value(p, a->depth);
+    if (st != VF_OK)
+        return st;
+    if (ok && i < a->max)
+        a->out[i] = v;
+    if (!ok && *a->first_bad == SIZE_MAX)
+        *a->first_bad = i;
+    return VF_OK;
+}
+
 /* An array at the cursor, level depth, whose values should be u64: the first
  * max are stored, *count gets its length, *first_bad the index of the first
  * value that is not a u64 (SIZE_MAX if none). */
 static vf_status parse_u64_array(parser *p, unsigned depth, uint64_t *out, size_t max, size_t *count,
                                  size_t *first_bad)
 {
-    vf_status st;
     *count = 0;
     *first_bad = SIZE_MAX;
     if (depth > VF_JSON_MAX_DEPTH)
         return nested(p);
-    p->pos++;
-    ws(p);
-    if (peek(p) == ']') {
-        p->pos++;
-        return VF_OK;
-    }
-    for (;;) {
-        size_t i = (*count)++;
-        uint64_t v = 0;
-        bool ok = false;
-        int c = peek(p);
-        if (c == '-' || is_digit(c))
-            st = parse_number(p, &v, &ok);
-        else
-            st = skip_value(p, depth);
-        if (st != VF_OK)
-            return st;
-        if (ok && i < max)
-            out[i] = v;
-        if (!ok && *first_bad == SIZE_MAX)
-            *first_bad = i;
-        int more = next_item(p, ']', &st);
-        if (more > 0)
-            continue;
-        if (more < 0)
-            return st;
-        p->pos++;
-        return VF_OK;
-    }
+    u64_array a = {depth, out, max, count, first_bad};
+    return for_each_element(p, u64_element, &a);
 }
 
 static bool key_is(const sbuf *b, size_t n, const char *word, size_t wn)
@@ -630,131 +659,103 @@ static inline bool raw_is(parser *p, const char *word, size_t n)
     return true;
 }
 
+typedef struct entry_ctx {
+    vf__st_entry *e;
+    bool seen_dtype, seen_shape, seen_off;
+} entry_ctx;
+
+/* One member of a tensor entry: dtype, shape, data_offsets or another key. */
+static vf_status entry_member(parser *p, keylist *extra, void *ctx)
+{
+    entry_ctx *c = ctx;
+    vf__st_entry *e = c->e;
+    vf_status st;
+    size_t kl;
+    bool dtype = false, shape = false, off = false;
+    /* the keys as writers spell them, without decoding */
+    if (raw_is(p, "\"dtype\"", 7))
+        dtype = true;
+    else if (raw_is(p, "\"shape\"", 7))
+        shape = true;
+    else if (raw_is(p, "\"data_offsets\"", 14))
+        off = true;
+    else if ((st = parse_string(p, &p->key, &kl)) != VF_OK)
+        return st;
+    else {
+        dtype = key_is(&p->key, kl, "dtype", 5);
+        shape = key_is(&p->key, kl, "shape", 5);
+        off = key_is(&p->key, kl, "data_offsets", 12);
+    }
+    if ((dtype && c->seen_dtype) || (shape && c->seen_shape) || (off && c->seen_off))
+        return syntax(p, "duplicate object key '%s'", dtype ? "dtype" : shape ? "shape" : "data_offsets");
+    if (!dtype && !shape && !off && (st = key_add(p, extra, p->key.p, kl, NULL)) != VF_OK)
+        return st;
+    if ((st = expect(p, ':', "':'")) != VF_OK)
+        return st;
+    if (dtype) {
+        c->seen_dtype = true;
+        if (peek(p) != '"')
+            return skip_value(p, 2);
+        st = parse_string(p, &p->dtype, &e->dtype_len);
+        e->dtype = p->dtype.p;
+        return st;
+    }
+    if (shape) {
+        c->seen_shape = true;
+        e->has_shape = peek(p) == '[';
+        return e->has_shape ? parse_u64_array(p, 3, e->shape, VF_MAX_DIMS, &e->n_dims, &e->shape_bad)
+                            : skip_value(p, 2);
+    }
+    if (off) {
+        c->seen_off = true;
+        if (peek(p) != '[')
+            return skip_value(p, 2);
+        size_t cnt, bad;
+        st = parse_u64_array(p, 3, e->offsets, 2, &cnt, &bad);
+        e->offsets_ok = cnt == 2 && bad == SIZE_MAX;
+        return st;
+    }
+    return skip_value(p, 2); /* a key the format does not define */
+}
+
 /* A tensor entry (level 2) into e; e->name is set by the caller. */
 static vf_status parse_entry(parser *p, vf__st_entry *e)
 {
-    vf_status st = VF_OK;
+    vf_status st;
     if (peek(p) != '{') {
         if ((st = skip_value(p, 1)) != VF_OK)
             return st;
         return vf__err(p->err, VF_EFORMAT, p->path, "tensor '%s': entry is not an object", e->name);
     }
-    bool seen_dtype = false, seen_shape = false, seen_off = false;
-    keylist extra = {0};
-    p->pos++;
-    ws(p);
-    if (peek(p) == '}') {
-        p->pos++;
-        return VF_OK;
-    }
-    for (;;) {
-        size_t kl;
-        if (peek(p) != '"') {
-            st = syntax(p, "string expected as an object key");
-            break;
-        }
-        bool dtype = false, shape = false, off = false;
-        /* the keys as writers spell them, without decoding */
-        if (raw_is(p, "\"dtype\"", 7))
-            dtype = true;
-        else if (raw_is(p, "\"shape\"", 7))
-            shape = true;
-        else if (raw_is(p, "\"data_offsets\"", 14))
-            off = true;
-        else if ((st = parse_string(p, &p->key, &kl)) != VF_OK)
-            break;
-        else {
-            dtype = key_is(&p->key, kl, "dtype", 5);
-            shape = key_is(&p->key, kl, "shape", 5);
-            off = key_is(&p->key, kl, "data_offsets", 12);
-        }
-        if ((dtype && seen_dtype) || (shape && seen_shape) || (off && seen_off)) {
-            st = syntax(p, "duplicate object key '%s'", dtype ? "dtype" : shape ? "shape" : "data_offsets");
-            break;
-        }
-        if (!dtype && !shape && !off && (st = key_add(p, &extra, p->key.p, kl, NULL)) != VF_OK)
-            break;
-        if ((st = expect(p, ':', "':'")) != VF_OK)
-            break;
-        if (dtype) {
-            seen_dtype = true;
-            if (peek(p) == '"') {
-                st = parse_string(p, &p->dtype, &e->dtype_len);
-                e->dtype = p->dtype.p;
-            } else {
-                st = skip_value(p, 2);
-            }
-        } else if (shape) {
-            seen_shape = true;
-            e->has_shape = peek(p) == '[';
-            st = e->has_shape ? parse_u64_array(p, 3, e->shape, VF_MAX_DIMS, &e->n_dims, &e->shape_bad)
-                              : skip_value(p, 2);
-        } else if (off) {
-            seen_off = true;
-            if (peek(p) == '[') {
-                size_t cnt, bad;
-                st = parse_u64_array(p, 3, e->offsets, 2, &cnt, &bad);
-                e->offsets_ok = cnt == 2 && bad == SIZE_MAX;
-            } else {
-                st = skip_value(p, 2);
-            }
-        } else {
-            st = skip_value(p, 2); /* a key the format does not define */
-        }
-        if (st != VF_OK)
-            break;
-        int more = next_item(p, '}', &st);
-        if (more > 0)
-            continue;
-        if (more == 0 && (st = keys_unique(p, &extra)) == VF_OK)
-            p->pos++;
-        break;
-    }
-    free(extra.k);
-    return st;
+    entry_ctx c = {e, false, false, false};
+    return for_each_member(p, entry_member, &c);
+}
+
+/* One member of __metadata__: its value must be a string. */
+static vf_status metadata_member(parser *p, keylist *keys, void *ctx)
+{
+    (void)ctx;
+    vf_status st;
+    size_t l;
+    const char *k = NULL;
+    if ((st = member_key(p, keys, &k)) != VF_OK)
+        return st;
+    if (peek(p) == '"')
+        return parse_string(p, &p->val, &l);
+    if ((st = skip_value(p, 2)) != VF_OK)
+        return st;
+    return vf__err(p->err, VF_EFORMAT, p->path, "__metadata__ value '%s' is not a string", k);
 }
 
 static vf_status parse_metadata(parser *p)
 {
-    vf_status st = VF_OK;
+    vf_status st;
     if (peek(p) != '{') {
         if ((st = skip_value(p, 1)) != VF_OK)
             return st;
         return vf__err(p->err, VF_EFORMAT, p->path, "__metadata__ is not an object");
     }
-    keylist ks = {0};
-    p->pos++;
-    ws(p);
-    if (peek(p) == '}') {
-        p->pos++;
-        return VF_OK;
-    }
-    for (;;) {
-        size_t kl, l;
-        const char *k = NULL;
-        if (peek(p) != '"') {
-            st = syntax(p, "string expected as an object key");
-            break;
-        }
-        if ((st = parse_string(p, &p->key, &kl)) != VF_OK || (st = key_add(p, &ks, p->key.p, kl, &k)) != VF_OK ||
-            (st = expect(p, ':', "':'")) != VF_OK)
-            break;
-        if (peek(p) == '"') {
-            st = parse_string(p, &p->val, &l);
-        } else if ((st = skip_value(p, 2)) == VF_OK) {
-            st = vf__err(p->err, VF_EFORMAT, p->path, "__metadata__ value '%s' is not a string", k);
-        }
-        if (st != VF_OK)
-            break;
-        int more = next_item(p, '}', &st);
-        if (more > 0)
-            continue;
-        if (more == 0 && (st = keys_unique(p, &ks)) == VF_OK)
-            p->pos++;
-        break;
-    }
-    free(ks.k);
-    return st;
+    return for_each_member(p, metadata_member, NULL);
 }
 
 /* Remembers a stored tensor name and its hash for check_names. */
@@ -801,6 +802,26 @@ static vf_status parse_tensor(parser *p, const char *name, size_t nl)
     return e.stored_name ? name_push(p, e.stored_name, h) : VF_OK;
 }
 
+/* One member of the top-level object: __metadata__ or a tensor. Tensor names
+ * are not added to keys: check_names tests them all after the parse. */
+static vf_status top_member(parser *p, keylist *keys, void *ctx)
+{
+    (void)keys;
+    bool *seen_meta = ctx;
+    vf_status st;
+    size_t nl;
+    if ((st = parse_string(p, &p->name, &nl)) != VF_OK)
+        return st;
+    if (!key_is(&p->name, nl, "__metadata__", 12))
+        return parse_tensor(p, p->name.p, nl);
+    if (*seen_meta)
+        return syntax(p, "duplicate object key '__metadata__'");
+    *seen_meta = true;
+    if ((st = expect(p, ':', "':'")) != VF_OK)
+        return st;
+    return parse_metadata(p);
+}
+
 /* The top-level object (level 1). */
 static vf_status parse_top(parser *p)
 {
@@ -817,35 +838,8 @@ static vf_status parse_top(parser *p)
             return syntax(p, "end of file expected");
         return vf__err(p->err, VF_EFORMAT, p->path, "header is not a json object");
     }
-    p->pos++;
-    ws(p);
-    if (peek(p) == '}') {
-        p->pos++;
-    } else {
-        for (;;) {
-            size_t nl;
-            if (peek(p) != '"')
-                return syntax(p, "string expected as an object key");
-            if ((st = parse_string(p, &p->name, &nl)) != VF_OK)
-                return st;
-            if (key_is(&p->name, nl, "__metadata__", 12)) {
-                if (seen_meta)
-                    return syntax(p, "duplicate object key '__metadata__'");
-                seen_meta = true;
-                if ((st = expect(p, ':', "':'")) != VF_OK || (st = parse_metadata(p)) != VF_OK)
-                    return st;
-            } else if ((st = parse_tensor(p, p->name.p, nl)) != VF_OK) {
-                return st;
-            }
-            int more = next_item(p, '}', &st);
-            if (more > 0)
-                continue;
-            if (more < 0)
-                return st;
-            p->pos++;
-            break;
-        }
-    }
+    if ((st = for_each_member(p, top_member, &seen_meta)) != VF_OK)
+        return st;
     ws(p);
     if (p->pos < p->len)
         return syntax(p, "end of file expected");
