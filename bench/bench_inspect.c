@@ -154,13 +154,10 @@ static uint64_t generate(const char *path)
     tensor(&b, "lm_head.weight", "BF16", 2, VOCAB, H);
     emit(&b, "}");
     while (b.n % 8)
-        emit(&b, " ");
+        emit(&b, " "); /* padded here: the buffer grows only through emit */
     FILE *f = fopen(path, "wb");
-    unsigned char lb[8];
-    for (int i = 0; i < 8; i++)
-        lb[i] = (unsigned char)((uint64_t)b.n >> (8 * i));
-    if (!f || fwrite(lb, 1, 8, f) != 8 || fwrite(b.p, 1, b.n, f) != b.n || fflush(f) != 0 ||
-        ftruncate(fileno(f), (off_t)(8 + b.n + off)) != 0 || fclose(f) != 0) {
+    if (!f || !st_write_header(f, b.p, b.n) || fflush(f) != 0 || ftruncate(fileno(f), (off_t)(8 + b.n + off)) != 0 ||
+        fclose(f) != 0) {
         perror(path);
         exit(1);
     }

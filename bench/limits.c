@@ -69,16 +69,11 @@ static int gen(const char *path, unsigned long long bytes)
                                 "\"data_offsets\":[%llu,%llu]}",
                                 i, i * T, (i + 1) * T);
     len += (size_t)snprintf(h + len, cap - len, "}");
-    while (len % 8)
-        h[len++] = ' ';
     FILE *f = fopen(path, "wb");
     if (!f)
         die(path);
-    unsigned char lb[8];
-    for (int i = 0; i < 8; i++)
-        lb[i] = (unsigned char)((unsigned long long)len >> (8 * i));
-    fwrite(lb, 1, 8, f);
-    fwrite(h, 1, len, f);
+    if (!st_write_header(f, h, len))
+        die("write");
     uint64_t *buf = malloc(T);
     uint64_t x = 0x9E3779B97F4A7C15ull;
     for (unsigned long long i = 0; i < n; i++) {
@@ -104,17 +99,11 @@ static int sparse(const char *path, unsigned long long bytes)
                        "{\"model.layers.0.mlp.up_proj.weight\":{\"dtype\":\"U8\",\"shape\":[%llu],"
                        "\"data_offsets\":[0,%llu]}}",
                        bytes, bytes);
-    while (len % 8)
-        h[len++] = ' ';
     FILE *f = fopen(path, "wb");
     if (!f)
         die(path);
-    unsigned char lb[8];
-    for (int i = 0; i < 8; i++)
-        lb[i] = (unsigned char)((unsigned long long)len >> (8 * i));
-    fwrite(lb, 1, 8, f);
-    fwrite(h, 1, (size_t)len, f);
-    if (fflush(f) != 0 || ftruncate(fileno(f), (off_t)(8 + (unsigned long long)len + bytes)) != 0)
+    size_t hl = st_write_header(f, h, (size_t)len);
+    if (!hl || fflush(f) != 0 || ftruncate(fileno(f), (off_t)(8 + hl + bytes)) != 0)
         die("ftruncate");
     fclose(f);
     return 0;
