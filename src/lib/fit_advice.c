@@ -41,6 +41,18 @@ static void add(advisor *a, const vf_estimate_opts *o, uint64_t gpu_bytes, uint3
     s->gpus = gpus;
 }
 
+/* add() on the GPUs asked for, with the change spelled by a format */
+static VF_PRINTF(5, 6) void addf(advisor *a, const vf_estimate_opts *o, int cost, const char *detail,
+                                 const char *fmt, ...)
+{
+    char ch[224];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ch, sizeof ch, fmt, ap);
+    va_end(ap);
+    add(a, o, a->opts->gpu_bytes, a->n, cost, ch, detail);
+}
+
 static double weight_bits(const advisor *a)
 {
     if (a->out->est.weight_bits > 0)
@@ -57,9 +69,7 @@ static void weights(advisor *a, const char *w, double bits, int cost, const char
         return;
     vf_estimate_opts o = *a->base;
     snprintf(o.weights, sizeof o.weights, "%s", w);
-    char ch[224];
-    snprintf(ch, sizeof ch, "--weights %s", w);
-    add(a, &o, a->opts->gpu_bytes, a->n, cost, ch, detail);
+    addf(a, &o, cost, detail, "--weights %s", w);
 }
 
 static bool kv_is_16bit(const vf_estimate_opts *o)
@@ -103,16 +113,14 @@ static void advise_inference(advisor *a)
     if (f->max_batch >= 1 && f->max_batch < f->est.batch) {
         o = *b;
         vf__set_batch(&o, f->max_batch);
-        char ch[224];
-        snprintf(ch, sizeof ch, "--batch %llu", (unsigned long long)f->max_batch);
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, ch, "fewer sequences at once: lower throughput");
+        addf(a, &o, COST_SMALL, "fewer sequences at once: lower throughput", "--batch %llu",
+             (unsigned long long)f->max_batch);
     }
     if (f->max_context >= 1 && f->max_context < f->est.context) {
         o = *b;
         vf__set_context(&o, f->max_context);
-        char ch[224];
-        snprintf(ch, sizeof ch, "--context %llu", (unsigned long long)f->max_context);
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, ch, "longer prompts and answers are refused or cut");
+        addf(a, &o, COST_QUALITY, "longer prompts and answers are refused or cut", "--context %llu",
+             (unsigned long long)f->max_context);
     }
     if (llama) {
         weights(a, "q8_0", 8.5, COST_QUALITY, "Q8_0 weights: close to the 16-bit model");
@@ -140,10 +148,8 @@ static void advise_inference(advisor *a)
         }
         if (lo >= 0) {
             o.infer.n_gpu_layers = lo;
-            char ch[224];
-            snprintf(ch, sizeof ch, "--n-gpu-layers %d (the rest on the CPU)", lo);
-            add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED, ch,
-                "layers on the CPU run at host memory speed: much slower decoding");
+            addf(a, &o, COST_SPEED, "layers on the CPU run at host memory speed: much slower decoding",
+                 "--n-gpu-layers %d (the rest on the CPU)", lo);
         }
     }
 }
@@ -173,10 +179,8 @@ static void advise_training(advisor *a)
         uint64_t keep = (mb * ga + f->max_batch - 1) / f->max_batch;
         vf__set_batch(&o, f->max_batch);
         o.train.grad_accum = keep > UINT32_MAX ? UINT32_MAX : (uint32_t)keep;
-        char ch[224];
-        snprintf(ch, sizeof ch, "--batch %llu --grad-accum %llu", (unsigned long long)f->max_batch,
-                 (unsigned long long)keep);
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, ch, "same global batch in more, smaller steps: slower");
+        addf(a, &o, COST_SMALL, "same global batch in more, smaller steps: slower", "--batch %llu --grad-accum %llu",
+             (unsigned long long)f->max_batch, (unsigned long long)keep);
     }
     if (t->optimizer == VF_OPT_ADAMW || t->optimizer == VF_OPT_ADAM) {
         o = *b;
@@ -187,9 +191,7 @@ static void advise_training(advisor *a)
     if (f->max_context >= 1 && f->max_context < f->est.context) {
         o = *b;
         vf__set_context(&o, f->max_context);
-        char ch[224];
-        snprintf(ch, sizeof ch, "--context %llu", (unsigned long long)f->max_context);
-        add(a, &o, a->opts->gpu_bytes, a->n, COST_QUALITY, ch, "shorter training sequences");
+        addf(a, &o, COST_QUALITY, "shorter training sequences", "--context %llu", (unsigned long long)f->max_context);
     }
     if (a->n > 1 && t->zero < 3 && t->fsdp != 1) {
         o = *b;
