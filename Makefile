@@ -34,7 +34,7 @@ CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) -fPIC -Iinclude -Isrc/lib $(PKG_CFLAGS) $(M
 LDFLAGS_ALL = $(OPT) $(LDFLAGS)
 LIBS        = $(PKG_LIBS) -ldl -lpthread -lm
 
-LIB_SRCS := $(wildcard src/lib/*.c)
+LIB_SRCS := $(wildcard src/lib/*.c src/lib/*/*.c)
 CLI_SRCS := $(wildcard src/cli/*.c)
 GEN_SRCS :=
 .DEFAULT_GOAL := all

@@ -4,7 +4,7 @@
  * the loader does but without reading a file. The loader's ratio to this is
  * what bench/gpu-check.sh reports.
  *   h2d_bw [cuda:N] [GiB to copy, default 8] */
-#include "backend.h"
+#include "load/backend.h"
 #include "benchutil.h"
 
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /* fuzz_config.c — feeds bytes as config.json text to the config reader and
  * the architecture builders; every result must be a clean status. */
 #include "internal.h"
+#include "read/readers.h"
 
 #include <stdlib.h>
 #include <string.h>

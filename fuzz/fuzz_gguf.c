@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* memfd_create */
 #include "fuzz_util.h"
 #include "internal.h"
+#include "read/readers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "fuzz_util.h"
 #include "internal.h"
+#include "read/readers.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -32,30 +32,6 @@ const char *vf_runtime_name(vf_runtime r)
     return "generic";
 }
 
-static VF_PRINTF(3, 0) void note(char (*arr)[VF_NOTE_LEN], size_t *n, const char *fmt, va_list ap)
-{
-    if (*n >= VF_MAX_NOTES)
-        return;
-    vsnprintf(arr[*n], VF_NOTE_LEN, fmt, ap);
-    (*n)++;
-}
-
-void vf__assume(vf_estimate *e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    note(e->assumptions, &e->n_assumptions, fmt, ap);
-    va_end(ap);
-}
-
-void vf__explain(vf_estimate *e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    note(e->explain, &e->n_explain, fmt, ap);
-    va_end(ap);
-}
-
 vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err)
 {
     if (!m || !o || !out)

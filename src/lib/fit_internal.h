@@ -1,4 +1,4 @@
-/* fit_internal.h — what fit.c, fit_advice.c and plan.c share. */
+/* fit_internal.h — what fit.c, fit_search.c, fit_advice.c and plan.c share. */
 #ifndef VF_FIT_INTERNAL_H
 #define VF_FIT_INTERNAL_H
 
@@ -29,6 +29,11 @@ VF_HIDDEN void vf__set_batch(vf_estimate_opts *o, uint64_t b);
 VF_HIDDEN bool vf__fit_min_gpus(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu_bytes, uint32_t per_node,
                                 vf__gpu_plan *plan);
 VF_HIDDEN void vf__fit_apply_plan(vf_estimate_opts *o, const vf__gpu_plan *p);
+/* The longest context / largest batch that fits (*capped: the search hit its cap). */
+VF_HIDDEN uint64_t vf__fit_max_context(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped);
+VF_HIDDEN uint64_t vf__fit_max_batch(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped);
+/* The knobs for n devices when the user gave only a count ("H100x2"). */
+VF_HIDDEN void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n);
 VF_HIDDEN void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts *opts, vf_fit *out);
 
 #endif

@@ -39,11 +39,18 @@ VF_HIDDEN char *vf__path_join(const char *dir, const char *name);
 /* Directory part of path ("." when none), malloc'd. */
 VF_HIDDEN char *vf__path_dir(const char *path);
 VF_HIDDEN bool vf__utf8_valid(const char *s, size_t n);
+/* Grows *arr (capacity *cap, n used) to hold one more element; false on overflow or no memory. */
+VF_HIDDEN bool vf__grow(void **arr, size_t *cap, size_t n, size_t elem);
 
 /* ---- JSON helpers (jansson) ---- */
 /* Parses text with duplicate keys rejected and nesting capped. */
 VF_HIDDEN json_t *vf__json_parse(const char *text, size_t len, const char *path, vf_error *err);
 VF_HIDDEN bool vf__json_u64(const json_t *v, uint64_t *out);
+/* config.json keys (config_keys.c): */
+/* First present key of a NULL-terminated list: 1 found, 0 absent or null, -1 wrong type. */
+VF_HIDDEN int vf__cfg_u64(const json_t *o, uint64_t *out, ...);
+VF_HIDDEN bool vf__cfg_bool(const json_t *o, const char *key, bool dflt);
+VF_HIDDEN const char *vf__cfg_str(const json_t *o, const char *key);
 
 /* ---- the model description ---- */
 struct vf_model {
@@ -72,18 +79,6 @@ VF_HIDDEN uint32_t vf__model_add_file(vf_model *m, const char *path, uint64_t si
 VF_HIDDEN void vf__model_warn(vf_model *m, const char *fmt, ...) VF_PRINTF(2, 3);
 /* Fills role, layer and (for known naming schemes) flags of every tensor. */
 VF_HIDDEN void vf__model_classify(vf_model *m);
-
-/* ---- readers: fill m (already created); return VF_OK or an error ---- */
-VF_HIDDEN vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err);
-VF_HIDDEN vf_status vf__safetensors_read_index(vf_model *m, const char *index_path, vf_error *err);
-VF_HIDDEN vf_status vf__gguf_read(vf_model *m, const char *path, vf_error *err);
-/* config.json text → hparams + architecture tensor list. path labels errors. */
-VF_HIDDEN vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, const char *path,
-                                           vf_error *err);
-/* hparams only (no tensors), for a directory holding weights + config. */
-VF_HIDDEN vf_status vf__hfconfig_parse_hparams(vf_hparams *hp, json_t *cfg, const char *path, vf_error *err);
-/* Embedded catalog: config text for a name or alias, NULL when unknown. */
-VF_HIDDEN const char *vf__catalog_config_text(const char *name, size_t *len, const char **canonical);
 
 VF_HIDDEN void vf__hparams_free(vf_hparams *hp);
 

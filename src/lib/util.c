@@ -222,3 +222,19 @@ const vf__embedded_file *vf__embedded_find(const char *name)
             return &vf__embedded_files[i];
     return NULL;
 }
+
+/* Grows an array to hold one more element; false on overflow or no memory. */
+bool vf__grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    size_t nc = *cap ? *cap * 2 : 16;
+    if (nc > SIZE_MAX / elem)
+        return false;
+    void *p = realloc(*arr, nc * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = nc;
+    return true;
+}

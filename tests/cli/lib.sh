@@ -3,10 +3,16 @@
 VF=${VF:-build/vramfit}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-REF=${VF_REFERENCE:-../shared/reference}
-[ -d "$REF" ] || REF=shared/reference
+REF=${VF_REFERENCE:-tests/reference}
 
 ok() { echo "ok $1"; }
+
+# grow_gguf NAME — a real GGUF rebuilt in $TMP from its saved header in
+# $REF/llamacpp/heads: the header, then a hole up to NAME.head.size (sparse).
+grow_gguf() {
+    cp "$REF/llamacpp/heads/$1.head" "$TMP/$1" && truncate -s "$(cat "$REF/llamacpp/heads/$1.head.size")" "$TMP/$1" &&
+        echo "$TMP/$1"
+}
 fail() { echo "FAIL $1: $2"; }
 
 # run NAME EXPECTED_EXIT CMD... — runs CMD, keeps stdout in $TMP/out, stderr in $TMP/err

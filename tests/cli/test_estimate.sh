@@ -1,6 +1,6 @@
 # vramfit estimate: the seeds' worked examples, the JSON contract, knobs and
 # their errors. Models are sparse safetensors files written here; GGUF cases
-# use the real llama.cpp files in $REF/llamacpp/models.
+# use real llama.cpp headers ($REF/llamacpp/heads, grown to full size).
 . tests/cli/lib.sh
 
 # mk_st FILE HEADER_JSON DATA_BYTES — a safetensors file with zero (sparse) data
@@ -51,7 +51,7 @@ check_err "vllm without heads" 3 "KV cache" "$VF" estimate "$TMP/1b.safetensors"
 check_out "help" 0 "max-num-batched-tokens" "$VF" estimate --help
 
 # llama.cpp on real GGUF files (active once the GGUF reader is in)
-G="$REF/llamacpp/models/llama-tiny-Q4_K_M.gguf"
+G=$(grow_gguf llama-tiny-Q4_K_M.gguf)
 if "$VF" inspect "$G" >/dev/null 2>&1; then
     # results.json llama-tiny-Q4_K_M-c4096-fa1: KV 2.00 MiB (4096 cells x 2 layers x
     # 2 x 64 f16), output 0.12 MiB (32000 x 4), compute 63.0 MiB

@@ -32,7 +32,7 @@ check_json "every catalog model counted" 0 \
 check_json "MoE models have fewer active parameters" 0 \
     '[.models[] | select(.family == "mixtral" or .family == "qwen3_moe" or .family == "deepseek_v3") | .active_params < .params] | all' \
     cat "$TMP/models.json"
-# independent counts (shared/reference/param-counts.tsv): the models list, and inspect by upper-cased alias
+# independent counts (tests/reference/param-counts.tsv): the models list, and inspect by upper-cased alias
 grep -v '^#' "$REF/param-counts.tsv" | while IFS="$(printf '\t')" read -r file count _; do
     case "$count" in '' | -) continue ;; esac
     id=$(echo "${file%.json}" | sed 's/__/\//')

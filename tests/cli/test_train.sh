@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_train.sh — 'vramfit estimate --train': knobs, JSON, errors. Figures
-# from shared/reference/torch (PyTorch's own byte counts) and from DeepSpeed's
+# from tests/reference/torch (PyTorch's own byte counts) and from DeepSpeed's
 # estimate_zero3_model_states_mem_needs formula.
 . tests/cli/lib.sh
 CFG="$REF/torch/configs"

@@ -1,5 +1,5 @@
 /* infer_testlib.h — models for the inference tests: real GGUF files rebuilt
- * from ../shared/reference/llamacpp/heads and opened with the library, and
+ * from tests/reference/llamacpp/heads and opened with the library, and
  * helpers that build a model by hand from tensors and hyper-parameters. */
 #ifndef VF_INFER_TESTLIB_H
 #define VF_INFER_TESTLIB_H
@@ -9,7 +9,7 @@
 
 #include <math.h>
 
-#define REF "../shared/reference"
+#define REF "tests/reference"
 
 /* A full-size sparse GGUF rebuilt from its saved header into dir/name
  * (tu_grow_gguf), opened with the library's reader. */

@@ -1,12 +1,12 @@
 /* test_arch.c — tensor lists built from config.json: exact parameter counts
- * against independent published figures (../shared/reference/param-counts.tsv
+ * against independent published figures (tests/reference/param-counts.tsv
  * and tests/data/configs/SOURCES.md), MoE active counts, multi-token
  * prediction layers, quantized storage layouts, errors. */
 #include "testutil.h"
 
 #include <math.h>
 
-#define REF "../shared/reference/"
+#define REF "tests/reference/"
 #define CFG "tests/data/configs/"
 
 static vf_model *open_ok(const char *path)

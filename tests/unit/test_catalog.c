@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "internal.h"
+#include "read/readers.h"
 
 #include <strings.h>
 
@@ -267,20 +268,10 @@ static void test_every_model_opens(void **state)
 
 static FILE *open_reference(const char *name)
 {
-    static const char *const roots[] = {"../shared/reference", "shared/reference"};
     char p[512];
     const char *env = getenv("VF_REFERENCE");
-    if (env) {
-        snprintf(p, sizeof p, "%s/%s", env, name);
-        return fopen(p, "r");
-    }
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(p, sizeof p, "%s/%s", roots[i], name);
-        FILE *f = fopen(p, "r");
-        if (f)
-            return f;
-    }
-    return NULL;
+    snprintf(p, sizeof p, "%s/%s", env ? env : "tests/reference", name);
+    return fopen(p, "r");
 }
 
 /* param-counts.tsv (independent counts): the catalog-name route, by id and by
@@ -290,7 +281,7 @@ static void test_reference_counts(void **state)
     (void)state;
     FILE *f = open_reference("param-counts.tsv");
     if (!f)
-        fail_msg("shared/reference/param-counts.tsv not found (set VF_REFERENCE)");
+        fail_msg("tests/reference/param-counts.tsv not found (set VF_REFERENCE)");
     char line[2048];
     size_t checked = 0;
     while (fgets(line, sizeof line, f)) {

@@ -1,6 +1,6 @@
 /* test_gguf.c — the GGUF reader against files written by gguf_writer.h and
  * against llama.cpp's real headers and reported buffers
- * (shared/reference/llamacpp). Expected figures are computed here from the
+ * (tests/reference/llamacpp). Expected figures are computed here from the
  * shapes and the block facts in gguf_writer.h (peers-loading.md §2.2), or
  * read from the reference data — never from the reader's own output. */
 #include "testutil.h"
@@ -600,7 +600,7 @@ static const char *ref_dir(void)
     const char *r = getenv("VF_REFERENCE");
     if (r)
         return r;
-    return access("../shared/reference", F_OK) == 0 ? "../shared/reference" : "shared/reference";
+    return "tests/reference";
 }
 
 static json_t *load_results(void)
@@ -660,9 +660,11 @@ static void test_llamacpp_heads(void **state)
             assert_int_equal(t.dtype_params[d], jint(bt, "n_elements"));
             assert_int_equal(t.dtype_bytes[d], jint(bt, "bytes"));
         }
-        /* the tensors fill the file exactly: data offset + data bytes = file size */
+        /* the tensors fill the file exactly: data offset + data bytes = file size
+         * (the slimmed header's file, tests/reference/README.md: its tokenizer
+         * arrays are shorter than the original's, so file_size_bytes is not it) */
         const vf_file_info *f = vf_model_file(m, 0);
-        assert_int_equal(f->size, jint(fj, "file_size_bytes"));
+        assert_true(f->size < (uint64_t)jint(fj, "file_size_bytes"));
         assert_int_equal(f->data_offset + f->data_bytes, f->size);
         /* the model's hyper-parameters as the generator set them */
         char mname[64];

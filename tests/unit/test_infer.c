@@ -1,6 +1,6 @@
 /* test_infer.c — the inference memory model against independent figures:
  * the seeds' worked examples, engine KV formulas (byte-exact), vLLM's KV pool
- * and transformers' measured peaks (../shared/reference/measured.csv). */
+ * and transformers' measured peaks (tests/reference/measured.csv). */
 #include "infer_testlib.h"
 
 #include "infer.h"

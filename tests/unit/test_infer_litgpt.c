@@ -1,6 +1,6 @@
 /* test_infer_litgpt.c — the litgpt runtime against LitGPT's own measured
  * "Memory used" (torch.cuda.max_memory_allocated) for falcon-7b
- * (../shared/reference/measured.csv E23a-d, from lit-gpt tutorials/quantize.md
+ * (tests/reference/measured.csv E23a-d, from lit-gpt tutorials/quantize.md
  * at 982abcbc: A100 40GB, generate/base.py --max_new_tokens 256 with its
  * default prompt "Hello, my name is"), and the mechanisms one by one. */
 #include "infer_testlib.h"

@@ -1,5 +1,5 @@
 /* test_infer_llamacpp.c — --runtime llamacpp against llama.cpp's own buffers
- * (../shared/reference/llamacpp/results.json: every ok run): model and KV
+ * (tests/reference/llamacpp/results.json: every ok run): model and KV
  * within 0.5%, compute within 10%, output within 0.5% of what was printed. */
 #include "infer_testlib.h"
 

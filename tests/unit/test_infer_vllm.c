@@ -1,6 +1,6 @@
 /* test_infer_vllm.c — vLLM's profiling run (the activation peak it charges
  * before sizing the KV pool) against vLLM's own logs in
- * ../shared/reference/measured.csv, and the mechanism's terms against the
+ * tests/reference/measured.csv, and the mechanism's terms against the
  * engine and PyTorch source formulas they come from. */
 #include "infer_testlib.h"
 

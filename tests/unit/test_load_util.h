@@ -9,7 +9,7 @@
 #include <fcntl.h>
 
 #include "../fake/fake_cuda.h"
-#include "load_internal.h"
+#include "load/load_internal.h"
 
 static inline const char *tl_build(void)
 {

@@ -4,7 +4,7 @@
 #include "testutil.h"
 
 #include "internal.h"
-#include "st_parse.h"
+#include "read/st_parse.h"
 
 #include <jansson.h>
 

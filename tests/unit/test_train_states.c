@@ -3,7 +3,7 @@
  * estimate_zero{2,3}_model_states_mem_needs (formulas from
  * deepspeed/runtime/zero/stage_1_and_2.py and stage3.py; the t5-small table
  * DeepSpeed prints), PEFT's trainable-parameter count, and PyTorch's optimizer
- * step temporaries (shared/reference/torch). */
+ * step temporaries (tests/reference/torch). */
 #include "trainutil.h"
 #include "train_internal.h"
 
@@ -269,7 +269,7 @@ static void test_step_temporaries(void **state)
 {
     (void)state;
     json_error_t je;
-    json_t *root = json_load_file("../shared/reference/torch/results.json", 0, &je), *r;
+    json_t *root = json_load_file("tests/reference/torch/results.json", 0, &je), *r;
     assert_non_null(root);
     size_t i, n = 0;
     json_array_foreach(json_object_get(root, "records"), i, r) {

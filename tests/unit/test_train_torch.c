@@ -1,5 +1,5 @@
 /* test_train_torch.c — the training model against PyTorch's own measurements
- * (shared/reference/torch/results.json, see its README): every record's
+ * (tests/reference/torch/results.json, see its README): every record's
  * parameters, gradients and optimizer states exactly, saved activations within
  * 3 %, the step's peak within 10 %. */
 #include "trainutil.h"
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#define RESULTS "../shared/reference/torch/results.json"
+#define RESULTS "tests/reference/torch/results.json"
 
 static json_t *load_results(void)
 {
@@ -24,7 +24,7 @@ static json_t *load_results(void)
 static vf_model *model_of_config(const json_t *r)
 {
     char path[256];
-    snprintf(path, sizeof path, "../shared/reference/torch/configs/%s/config.json", tr_js(r, "config"));
+    snprintf(path, sizeof path, "tests/reference/torch/configs/%s/config.json", tr_js(r, "config"));
     vf_model *m = NULL;
     vf_error err = {0};
     if (vf_model_open(path, &m, &err) != VF_OK)

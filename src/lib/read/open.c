@@ -1,0 +1,271 @@
+/* open.c — vf_model_open: the one place that knows every reader. A path, a
+ * directory or a catalog name is dispatched to its reader; the readers know only
+ * the description (model.c) and not each other. */
+#include "internal.h"
+#include "readers.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Sorted list of directory entries ending with suffix (malloc'd strings). */
+static vf_status list_dir(const char *dir, const char *suffix, char ***out, size_t *n, vf_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return vf__err(err, VF_EIO, dir, "cannot read directory");
+    char **v = NULL;
+    size_t cap = 0, k = 0;
+    struct dirent *e;
+    vf_status st = VF_OK;
+    while ((e = readdir(d)) != NULL) {
+        if (!vf__ends_with(e->d_name, suffix) || e->d_name[0] == '.')
+            continue;
+        if (k >= VF_MAX_SHARDS || !vf__grow((void **)&v, &cap, k, sizeof *v) || !(v[k] = strdup(e->d_name))) {
+            st = vf__err(err, VF_ENOMEM, dir, "too many files");
+            break;
+        }
+        k++;
+    }
+    closedir(d);
+    if (st != VF_OK) {
+        for (size_t i = 0; i < k; i++)
+            free(v[i]);
+        free(v);
+        return st;
+    }
+    if (k > 1)
+        qsort(v, k, sizeof *v, cmp_str);
+    *out = v;
+    *n = k;
+    return VF_OK;
+}
+
+static void free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Warns when the tensor list config.json implies stores a different number of
+ * parameter elements (buffers excluded, packed words as stored) than the
+ * weight files hold: the files stay the truth. */
+static void check_sidecar_count(vf_model *m, const char *text, size_t len, const char *cfg_path)
+{
+    vf_model *c = vf__model_new(VF_FORMAT_CONFIG, cfg_path);
+    vf_error e = {0};
+    if (c && vf__hfconfig_read_text(c, text, len, cfg_path, &e) == VF_OK) {
+        vf__model_classify(c);
+        vf__model_classify(m);
+        vf_model_totals tc, tf;
+        vf_model_totals_get(c, &tc);
+        vf_model_totals_get(m, &tf);
+        uint64_t nc = tc.elements - tc.buffer_elements, nf = tf.elements - tf.buffer_elements;
+        /* a file may store a copy of a tied head (Qwen3-0.6B does) */
+        bool tied_copy = c->hp.tie_word_embeddings && nf > nc && nf - nc == c->hp.vocab_size * c->hp.hidden_size;
+        if (nc != nf && !tied_copy)
+            vf__model_warn(m, "%s: config.json implies %llu parameter elements, the weight files hold %llu", cfg_path,
+                           (unsigned long long)nc, (unsigned long long)nf);
+    }
+    vf_model_free(c);
+}
+
+/* Reads config.json beside weight files into m->config and m->hp. A broken
+ * config next to good weights is a warning, not a failure: the weights are
+ * the truth. */
+static void merge_sidecar_config(vf_model *m, const char *dir)
+{
+    char *cfg_path = vf__path_join(dir, "config.json");
+    if (!cfg_path)
+        return;
+    if (vf__is_file(cfg_path)) {
+        char *text = NULL;
+        size_t len = 0;
+        vf_error e = {0};
+        if (vf__read_small_file(cfg_path, VF_MAX_CONFIG_BYTES, &text, &len, &e) == VF_OK) {
+            json_t *cfg = vf__json_parse(text, len, cfg_path, &e);
+            if (cfg && json_is_object(cfg)) {
+                vf_hparams hp;
+                memset(&hp, 0, sizeof hp);
+                hp.torch_dtype = VF_DTYPE_UNKNOWN;
+                if (vf__hfconfig_parse_hparams(&hp, cfg, cfg_path, &e) == VF_OK) {
+                    vf__hparams_free(&m->hp);
+                    m->hp = hp;
+                    json_decref(m->config);
+                    m->config = json_incref(cfg);
+                    check_sidecar_count(m, text, len, cfg_path);
+                } else {
+                    vf__hparams_free(&hp);
+                    vf__model_warn(m, "%s", e.msg);
+                }
+            } else if (cfg) {
+                vf__model_warn(m, "%s: not a json object", cfg_path);
+            } else {
+                vf__model_warn(m, "%s", e.msg);
+            }
+            json_decref(cfg);
+            free(text);
+        } else {
+            vf__model_warn(m, "%s", e.msg);
+        }
+    }
+    free(cfg_path);
+}
+
+static vf_status read_config_file(vf_model *m, const char *path, vf_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    vf_status st = vf__read_small_file(path, VF_MAX_CONFIG_BYTES, &text, &len, err);
+    if (st == VF_OK) {
+        /* refuse malformed json here, the same way for every config reader */
+        json_t *j = vf__json_parse(text, len, path, err);
+        if (!j)
+            st = VF_EFORMAT;
+        else if (!json_is_object(j))
+            st = vf__err(err, VF_EFORMAT, path, "config is not a json object");
+        json_decref(j);
+    }
+    if (st == VF_OK)
+        st = vf__hfconfig_read_text(m, text, len, path, err);
+    free(text);
+    return st;
+}
+
+/* A GGUF split is opened by its first shard: "-00001-of-0000N.gguf". */
+static const char *first_gguf(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(names[i], "-of-") || strstr(names[i], "-00001-of-"))
+            return names[i];
+    return n ? names[0] : NULL;
+}
+
+static vf_status open_dir(vf_model **mp, const char *dir, vf_error *err)
+{
+    vf_status st;
+    char *p = NULL;
+    char **names = NULL;
+    size_t n = 0;
+    vf_model *m = NULL;
+
+    if ((p = vf__path_join(dir, "model.safetensors.index.json")) && vf__is_file(p)) {
+        m = vf__model_new(VF_FORMAT_SAFETENSORS, dir);
+        st = m ? vf__safetensors_read_index(m, p, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
+        goto done;
+    }
+    free(p);
+    p = NULL;
+    if ((st = list_dir(dir, ".safetensors", &names, &n, err)) != VF_OK)
+        goto done;
+    if (n > 0) {
+        m = vf__model_new(VF_FORMAT_SAFETENSORS, dir);
+        if (!m) {
+            st = vf__err(err, VF_ENOMEM, dir, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < n && st == VF_OK; i++) {
+            char *fp = vf__path_join(dir, names[i]);
+            st = fp ? vf__safetensors_read(m, fp, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
+            free(fp);
+        }
+        goto done;
+    }
+    free_list(names, n);
+    names = NULL;
+    if ((st = list_dir(dir, ".gguf", &names, &n, err)) != VF_OK)
+        goto done;
+    if (n > 0) {
+        m = vf__model_new(VF_FORMAT_GGUF, dir);
+        p = vf__path_join(dir, first_gguf(names, n));
+        st = m && p ? vf__gguf_read(m, p, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
+        goto done;
+    }
+    if ((p = vf__path_join(dir, "config.json")) && vf__is_file(p)) {
+        m = vf__model_new(VF_FORMAT_CONFIG, dir);
+        st = m ? read_config_file(m, p, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
+        goto done;
+    }
+    st = vf__err(err, VF_ENOENT, dir, "no model files (config.json, *.safetensors, *.gguf) in directory");
+done:
+    if (st == VF_OK && m && m->format != VF_FORMAT_CONFIG)
+        merge_sidecar_config(m, dir);
+    free(p);
+    free_list(names, n);
+    if (st != VF_OK) {
+        vf_model_free(m);
+        m = NULL;
+    }
+    *mp = m;
+    return st;
+}
+
+vf_status vf_model_open(const char *source, vf_model **out, vf_error *err)
+{
+    if (!source || !out)
+        return vf__err(err, VF_EINVAL, "", "no model given");
+    *out = NULL;
+    vf_status st;
+    vf_model *m = NULL;
+
+    if (vf__is_dir(source)) {
+        st = open_dir(&m, source, err);
+    } else if (vf__is_file(source)) {
+        char *dir = vf__path_dir(source);
+        if (!dir)
+            return vf__err(err, VF_ENOMEM, source, "out of memory");
+        if (vf__ends_with(source, ".safetensors")) {
+            m = vf__model_new(VF_FORMAT_SAFETENSORS, source);
+            st = m ? vf__safetensors_read(m, source, err) : VF_ENOMEM;
+        } else if (vf__ends_with(source, ".index.json")) {
+            m = vf__model_new(VF_FORMAT_SAFETENSORS, source);
+            st = m ? vf__safetensors_read_index(m, source, err) : VF_ENOMEM;
+        } else if (vf__ends_with(source, ".gguf")) {
+            m = vf__model_new(VF_FORMAT_GGUF, source);
+            st = m ? vf__gguf_read(m, source, err) : VF_ENOMEM;
+        } else if (vf__ends_with(source, ".json")) {
+            m = vf__model_new(VF_FORMAT_CONFIG, source);
+            st = m ? read_config_file(m, source, err) : VF_ENOMEM;
+        } else {
+            st = vf__err(err, VF_EUNSUPPORTED, source,
+                         "unrecognised file type (expected .safetensors, .gguf, .index.json or config.json)");
+        }
+        if (st == VF_ENOMEM && !m)
+            vf__err(err, VF_ENOMEM, source, "out of memory");
+        if (st == VF_OK && m->format == VF_FORMAT_SAFETENSORS)
+            merge_sidecar_config(m, dir);
+        free(dir);
+    } else {
+        size_t len = 0;
+        const char *canonical = NULL;
+        const char *text = vf__catalog_config_text(source, &len, &canonical);
+        if (!text) {
+            const char *near[3];
+            size_t nn = vf_catalog_suggest(source, near, 3);
+            if (nn == 0)
+                return vf__err(err, VF_ENOENT, source, "no such file, directory or catalog model");
+            return vf__err(err, VF_ENOENT, source, "no such file, directory or catalog model; did you mean: %s%s%s%s%s",
+                           near[0], nn > 1 ? ", " : "", nn > 1 ? near[1] : "", nn > 2 ? ", " : "",
+                           nn > 2 ? near[2] : "");
+        }
+        m = vf__model_new(VF_FORMAT_CONFIG, canonical ? canonical : source);
+        st = m ? vf__hfconfig_read_text(m, text, len, canonical ? canonical : source, err)
+               : vf__err(err, VF_ENOMEM, source, "out of memory");
+        if (st == VF_OK && canonical && !m->hp.name[0])
+            snprintf(m->hp.name, sizeof m->hp.name, "%s", canonical);
+    }
+    if (st != VF_OK) {
+        vf_model_free(m);
+        return st;
+    }
+    vf__model_classify(m);
+    *out = m;
+    return VF_OK;
+}

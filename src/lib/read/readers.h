@@ -1,0 +1,20 @@
+/* readers.h — the readers, as the opener (open.c) sees them. Each fills a model
+ * already created by vf__model_new and returns VF_OK or an error; none of them
+ * knows another, and nothing but open.c calls them. */
+#ifndef VF_READERS_H
+#define VF_READERS_H
+
+#include "internal.h"
+
+VF_HIDDEN vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err);
+VF_HIDDEN vf_status vf__safetensors_read_index(vf_model *m, const char *index_path, vf_error *err);
+VF_HIDDEN vf_status vf__gguf_read(vf_model *m, const char *path, vf_error *err);
+/* config.json text → hparams + architecture tensor list. path labels errors. */
+VF_HIDDEN vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, const char *path,
+                                           vf_error *err);
+/* hparams only (no tensors), for a directory holding weights + config. */
+VF_HIDDEN vf_status vf__hfconfig_parse_hparams(vf_hparams *hp, json_t *cfg, const char *path, vf_error *err);
+/* Embedded catalog: config text for a name or alias, NULL when unknown. */
+VF_HIDDEN const char *vf__catalog_config_text(const char *name, size_t *len, const char **canonical);
+
+#endif
