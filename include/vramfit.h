@@ -689,6 +689,15 @@ VF_API vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *
 VF_API vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn,
                                      uint64_t *needed, vf_error *err);
 
+/**
+ * The knobs for n devices of a kind when only their count is given ("--gpu H100x2"),
+ * as the engines are launched for one model (DESIGN.md §2): without --tp/--pp, vLLM
+ * and transformers get tensor parallel n (tensor x pipeline when the heads do not
+ * divide by n, or n > 8), llama.cpp an equal layer split over n devices, training n
+ * data-parallel ranks. o->gpus is set to n when unset. estimate and fit both use it.
+ */
+VF_API void vf_estimate_opts_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n);
+
 /** Speed bounds for an estimate on a GPU (n devices working together). */
 VF_API void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_estimate *e,
                             const vf_gpu *gpu, uint32_t n, vf_speed *out);

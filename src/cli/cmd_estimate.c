@@ -180,6 +180,7 @@ int cmd_estimate(int argc, char **argv)
     vf_estimate_opts o;
     vf_estimate_opts_init(&o);
     bool json = false, explain = false, runtime_given = false;
+    uint32_t gxn = 0;
     vf_units units = VF_UNITS_GIB;
     struct option all[128];
     const struct option *const tables[] = {cmd_options, vf_cli_estimate_options, vf_cli_train_options};
@@ -215,7 +216,10 @@ int cmd_estimate(int argc, char **argv)
         }
         if (c == VF_OPT_RUNTIME)
             runtime_given = true;
+        uint32_t gpus_before = o.gpus;
         int r = vf_cli_parse_infer_opt(c, optarg, &o);
+        if (c == VF_OPT_GPU && o.gpus != gpus_before)
+            gxn = o.gpus; /* "--gpu GxN": N devices, spread once the model is known */
         if (r == 0)
             r = vf_cli_parse_train_opt(c, optarg, &o);
         if (r < 0)
@@ -240,6 +244,7 @@ int cmd_estimate(int argc, char **argv)
     }
     if (!runtime_given)
         vf_cli_default_runtime(&o, m);
+    vf_estimate_opts_spread(m, &o, gxn); /* as fit spreads the same --gpu GxN */
     vf_error err = {0};
     vf_speed speed = {0};
     vf_gpu_choice gpu;

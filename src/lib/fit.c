@@ -6,6 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+void vf_estimate_opts_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n)
+{
+    if (m && o)
+        vf__fit_spread(m, o, n);
+}
 
 vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn, uint64_t *needed,
                               vf_error *err)

@@ -88,3 +88,29 @@ check_out "estimate: speed bounds printed for a catalog GPU" 0 "Speed bounds (up
     "$VF" estimate Qwen/Qwen3-8B --gpu H100 --context 8192
 check_json "estimate: no speed bounds for a bare size" 0 'has("speed_bounds") | not' \
     "$VF" estimate Qwen/Qwen3-8B --gpu 80GB --context 8192 --json
+
+# --gpu GxN without --tp/--pp (DESIGN.md §2): N devices that split one model —
+# vLLM tensor parallel N, llama.cpp a layer split over N, training N
+# data-parallel ranks. Each must equal the same split spelled out by hand.
+same_split() {
+    name=$1 a=$2 b=$3
+    # shellcheck disable=SC2086
+    "$VF" estimate $a --json >"$TMP/a.json" 2>"$TMP/a.err"
+    # shellcheck disable=SC2086
+    "$VF" estimate $b --json >"$TMP/b.json" 2>"$TMP/b.err"
+    ka=$(jq -c '[.gpus, .per_gpu_bytes, .total_bytes, .components, .starts]' "$TMP/a.json" 2>&1)
+    kb=$(jq -c '[.gpus, .per_gpu_bytes, .total_bytes, .components, .starts]' "$TMP/b.json" 2>&1)
+    if [ -n "$ka" ] && [ "$ka" = "$kb" ] && [ "$(jq .gpus "$TMP/a.json")" -gt 1 ]; then ok "$name"; else fail "$name" "'$a': $ka; '$b': $kb"; fi
+}
+same_split "gpu H100x2 on vllm = tensor parallel 2" \
+    "meta-llama/Llama-3.1-70B --runtime vllm --gpu H100x2 --context 8192" \
+    "meta-llama/Llama-3.1-70B --runtime vllm --gpu H100 --tp 2 --context 8192"
+check_json "gpu H100x2 on vllm says tp 2" 0 '.gpus == 2 and (.assumptions | tostring | test("tp 2"))' \
+    "$VF" estimate meta-llama/Llama-3.1-70B --runtime vllm --gpu H100x2 --context 8192 --json
+same_split "gpu RTX4090x2 on llama.cpp = an equal layer split" \
+    "$L --runtime llamacpp --gpu RTX4090x2 --context 8192" \
+    "$L --runtime llamacpp --gpu RTX4090 --tensor-split 1,1 --context 8192"
+same_split "gpu H100x4 for training = 4 data-parallel ranks" \
+    "$L --train --zero 3 --gpu H100x4" "$L --train --zero 3 --gpu H100 --gpus 4"
+check_json "an explicit --tp wins over GxN" 0 '(.assumptions | tostring | test("tp 2"))' \
+    "$VF" estimate "$L" --runtime vllm --gpu H100x4 --tp 2 --json
