@@ -43,6 +43,32 @@ extern "C" {
 #define VF_VERSION_PATCH 0
 #define VF_VERSION_STRING "0.1.0"
 
+/*
+ * ABI: how the public structs grow.
+ *   - Every struct a caller allocates (options, results, errors, and the
+ *     structs embedded in them) has a fixed size, pinned below each one by
+ *     VF_SIZE_PINNED: its fields, then reserved bytes up to that size
+ *     (VF_GROWABLE_BEGIN/END wrap the fields in a union with the reserve).
+ *   - A new field is added only at the end of a struct's fields, carved from
+ *     its reserve; no field moves, changes type or is removed within a major
+ *     version (tests/abi checks every field's offset against the 0.1 layout).
+ *   - Zero means "the default" for every input field, so a program built
+ *     against an older header, whose reserve the _init functions (or its own
+ *     memset) zeroed, gets the old behaviour from the new library.
+ *   - Structs the library owns and hands out by pointer (vf_tensor,
+ *     vf_hparams, vf_file_info, vf_dtype_info, vf_load_progress) may grow at
+ *     their end freely: callers never allocate them or step through arrays
+ *     of them. vf_gpu is pinned because vf_gpu_choice embeds it.
+ *   - A struct that outgrows its reserve takes a new soname (libvramfit.so.1).
+ */
+#define VF_GROWABLE_BEGIN union { struct {
+#define VF_GROWABLE_END(size) }; unsigned char vf_reserved_[size]; };
+#ifdef __cplusplus
+#define VF_SIZE_PINNED(type, size) static_assert(sizeof(type) == (size), #type " keeps its ABI size")
+#else
+#define VF_SIZE_PINNED(type, size) _Static_assert(sizeof(type) == (size), #type " keeps its ABI size")
+#endif
+
 /** The library's version string ("MAJOR.MINOR.PATCH"). */
 VF_API const char *vf_version(void);
 
@@ -55,21 +81,21 @@ VF_API const char *vf_version(void);
  * returns for an error of that class (DESIGN.md §2): 2 usage, 3 bad or
  * unsupported model input, 4 I/O, 5 device or driver.
  */
-#define VF_STATUS_MAP(X)                                                     \
-    X(OK, "success", 0)                                                      \
-    X(EINVAL, "invalid argument", 2)                                         \
-    X(ENOMEM, "out of memory", 4)                                            \
-    X(EIO, "input/output error", 4)                                          \
-    X(ENOENT, "no such file or model", 3)                                    \
-    X(EFORMAT, "malformed model file", 3)                                    \
-    X(EUNSUPPORTED, "unsupported model or format", 3)                        \
-    X(ERANGE, "value out of range", 3)                                       \
-    X(EDEVICE, "device or driver error", 5)                                  \
-    X(EDEVMEM, "out of device memory", 5)                                    \
-    X(EINTR, "interrupted", 4)
+#define VF_STATUS_MAP(X)                                                 \
+    X(OK, "success")                                                     \
+    X(EINVAL, "invalid argument")                                        \
+    X(ENOMEM, "out of memory")                                           \
+    X(EIO, "input/output error")                                         \
+    X(ENOENT, "no such file or model")                                   \
+    X(EFORMAT, "malformed model file")                                   \
+    X(EUNSUPPORTED, "unsupported model or format")                       \
+    X(ERANGE, "value out of range")                                      \
+    X(EDEVICE, "device or driver error")                                 \
+    X(EDEVMEM, "out of device memory")                                   \
+    X(EINTR, "interrupted")
 
 typedef enum vf_status {
-#define VF_X_(name, msg, code) VF_##name,
+#define VF_X_(name, msg) VF_##name,
     VF_STATUS_MAP(VF_X_)
 #undef VF_X_
     VF_STATUS_COUNT_
@@ -78,16 +104,14 @@ typedef enum vf_status {
 /** A static, lower-case description of a status ("malformed model file"). */
 VF_API const char *vf_strerror(vf_status status);
 
-/** The command-line exit code that belongs to a status (see VF_STATUS_MAP). */
-VF_API int vf_status_exit_code(vf_status status);
-
 #define VF_ERROR_MSG_MAX 512
 
 /** Error detail filled by failing calls: status plus "PATH: reason". */
-typedef struct vf_error {
+typedef struct vf_error { VF_GROWABLE_BEGIN
     vf_status status;
     char msg[VF_ERROR_MSG_MAX];
-} vf_error;
+VF_GROWABLE_END(1024) } vf_error;
+VF_SIZE_PINNED(vf_error, 1024);
 
 /* ------------------------------------------------------------------------ */
 /* Element types                                                             */
@@ -192,14 +216,15 @@ VF_API vf_status vf_dtype_bytes(vf_dtype dt, uint64_t n, uint64_t *bytes);
  * types of a file): they price a weight matrix in bits per weight, including
  * every scale, zero point and block header the method stores.
  */
-typedef struct vf_quant_scheme {
+typedef struct vf_quant_scheme { VF_GROWABLE_BEGIN
     char name[32];              /* canonical spelling, e.g. "gptq-int4-g128" */
     double bits_per_weight;     /* all overheads included */
     vf_dtype gguf_type;         /* for GGUF schemes, else VF_DTYPE_UNKNOWN */
     uint32_t group_size;        /* 0 when per-channel or n/a */
     const char *method;         /* "gguf", "bitsandbytes", "gptq", "awq", "fp8", "float" */
     const char *keeps;          /* what the method leaves unquantized, in words */
-} vf_quant_scheme;
+VF_GROWABLE_END(128) } vf_quant_scheme;
+VF_SIZE_PINNED(vf_quant_scheme, 128);
 
 /**
  * Parses a weight format: any dtype name ("bf16", "q4_k", "mxfp4"), or a load
@@ -373,7 +398,7 @@ VF_API const vf_file_info *vf_model_file(const vf_model *m, size_t i);
 VF_API size_t vf_model_warning_count(const vf_model *m);
 VF_API const char *vf_model_warning(const vf_model *m, size_t i);
 
-typedef struct vf_model_totals {
+typedef struct vf_model_totals { VF_GROWABLE_BEGIN
     uint64_t params;          /* parameters (excludes VF_TENSOR_NOT_PARAM buffers) */
     uint64_t elements;        /* every stored element, buffers included */
     uint64_t bytes;           /* bytes of every tensor */
@@ -382,7 +407,8 @@ typedef struct vf_model_totals {
     uint64_t buffer_elements; /* in non-parameter buffers */
     uint64_t dtype_params[VF_DTYPE_COUNT + 1];
     uint64_t dtype_bytes[VF_DTYPE_COUNT + 1];
-} vf_model_totals;
+VF_GROWABLE_END(2048) } vf_model_totals;
+VF_SIZE_PINNED(vf_model_totals, 2048);
 
 /** Sums over the model's tensors into t (a pass over the tensor table each call). */
 VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
@@ -397,13 +423,14 @@ VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
  * the slash ("qwen3-8b"), matched case-insensitively. Entries are sorted by
  * id, case-insensitively.
  */
-typedef struct vf_catalog_info {
+typedef struct vf_catalog_info { VF_GROWABLE_BEGIN
     const char *id;          /* "Qwen/Qwen3-8B" */
     const char *alias;       /* "qwen3-8b" (lower case) */
     const char *family;      /* the config's model_type ("qwen3"), "" if absent */
     uint64_t context_length; /* max_position_embeddings (or n_positions, or the
                                 text_config's); 0 when the config states none */
-} vf_catalog_info;
+VF_GROWABLE_END(128) } vf_catalog_info;
+VF_SIZE_PINNED(vf_catalog_info, 128);
 
 /** Number of catalog models. */
 VF_API size_t vf_catalog_count(void);
@@ -442,7 +469,7 @@ typedef enum vf_attn { VF_ATTN_DEFAULT, VF_ATTN_EAGER, VF_ATTN_SDPA, VF_ATTN_FLA
 #define VF_MAX_SPLIT 16
 
 /* Inference knobs. 0 / NULL / -1 where noted mean "the runtime's default". */
-typedef struct vf_infer_opts {
+typedef struct vf_infer_opts { VF_GROWABLE_BEGIN
     uint64_t context;       /* tokens per sequence (prompt + generated); 0 = model's context length */
     uint64_t batch;         /* concurrent sequences; 0 = 1 */
     uint64_t prompt_tokens; /* tokens processed in one forward step; 0 = context (transformers prefill) */
@@ -470,7 +497,8 @@ typedef struct vf_infer_opts {
     bool kv_unified;         /* llama.cpp --kv-unified: one KV stream shared by all sequences */
     bool logits_all;         /* transformers: logits for every prompt position (a plain forward, or
                                 generate before logits_to_keep), not one per sequence */
-} vf_infer_opts;
+VF_GROWABLE_END(1024) } vf_infer_opts;
+VF_SIZE_PINNED(vf_infer_opts, 1024);
 
 /* Training knobs (estimate --train). */
 typedef enum vf_optimizer {
@@ -485,7 +513,7 @@ typedef enum vf_offload { VF_OFFLOAD_NONE, VF_OFFLOAD_OPTIMIZER, VF_OFFLOAD_PARA
  * PyTorch < 2.0's foreach (its eps add was not in place: twice the temporaries). */
 typedef enum vf_optim_impl { VF_OPTIM_FOREACH, VF_OPTIM_FOR_LOOP, VF_OPTIM_FUSED, VF_OPTIM_FOREACH_LEGACY } vf_optim_impl;
 
-typedef struct vf_train_opts {
+typedef struct vf_train_opts { VF_GROWABLE_BEGIN
     vf_optimizer optimizer;
     vf_precision precision;
     vf_recompute recompute;
@@ -504,9 +532,10 @@ typedef struct vf_train_opts {
     uint32_t gpus_per_node;  /* 0 = min(gpus, 8); host memory is reported per node */
     vf_optim_impl optim_impl;
     char bnb_version[16];    /* bitsandbytes under --qlora; "" = current (>= 0.43.2) */
-} vf_train_opts;
+VF_GROWABLE_END(512) } vf_train_opts;
+VF_SIZE_PINNED(vf_train_opts, 512);
 
-typedef struct vf_estimate_opts {
+typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
     vf_mode mode;
     vf_runtime runtime;
     char weights[32];        /* re-price weights: a dtype or load scheme (vf_quant_scheme_parse); "" = as stored */
@@ -515,7 +544,8 @@ typedef struct vf_estimate_opts {
     uint64_t gpu_bytes;      /* device memory when the runtime needs it (vLLM); 0 = unknown */
     vf_infer_opts infer;
     vf_train_opts train;
-} vf_estimate_opts;
+VF_GROWABLE_END(2048) } vf_estimate_opts;
+VF_SIZE_PINNED(vf_estimate_opts, 2048);
 
 /** "generic", "transformers", "vllm", "llamacpp"; as --runtime spells them. */
 VF_API const char *vf_runtime_name(vf_runtime r);
@@ -526,7 +556,7 @@ VF_API void vf_estimate_opts_init(vf_estimate_opts *o);
 #define VF_MAX_NOTES 48
 #define VF_NOTE_LEN 256
 
-typedef struct vf_estimate {
+typedef struct vf_estimate { VF_GROWABLE_BEGIN
     vf_mode mode;
     vf_runtime runtime;
     uint32_t gpus;
@@ -559,7 +589,8 @@ typedef struct vf_estimate {
     char assumptions[VF_MAX_NOTES][VF_NOTE_LEN];
     size_t n_explain;
     char explain[VF_MAX_NOTES][VF_NOTE_LEN];
-} vf_estimate;
+VF_GROWABLE_END(32768) } vf_estimate;
+VF_SIZE_PINNED(vf_estimate, 32768);
 
 /** Runs the memory model. Fails with VF_EINVAL on inconsistent knobs. */
 VF_API vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err);
@@ -580,7 +611,7 @@ VF_API bool vf_weights_format_valid(const char *spec);
  * reports to the runtime (cudaMemGetInfo / Metal's working-set limit), not the
  * marketing figure; throughput is dense (no 2:4 sparsity); 0 = not available.
  */
-typedef struct vf_gpu {
+typedef struct vf_gpu { VF_GROWABLE_BEGIN
     const char *name;          /* "H100 SXM 80GB" */
     const char *family;        /* "H100" */
     const char *vendor;        /* "nvidia" | "amd" | "apple" | "" (a bare size) */
@@ -595,7 +626,8 @@ typedef struct vf_gpu {
     uint32_t max_per_node;     /* GPUs one tensor-parallel group may span */
     const char *source;
     const char *note;          /* caveats ("no INT8 figure published"), or "" */
-} vf_gpu;
+VF_GROWABLE_END(512) } vf_gpu;
+VF_SIZE_PINNED(vf_gpu, 512);
 
 /** Number of catalog GPUs; rows come in catalog order. */
 VF_API size_t vf_gpu_count(void);
@@ -605,13 +637,14 @@ VF_API const vf_gpu *vf_gpu_get(size_t i);
 /* A resolved --gpu argument: "RTX 4090", "rtx-4090", "H100" (family → its
  * common variant, with a note), "H100x8" (8 of them), "24GiB" / "80GB" (a GPU
  * of that memory, no speed figures). */
-typedef struct vf_gpu_choice {
+typedef struct vf_gpu_choice { VF_GROWABLE_BEGIN
     vf_gpu gpu;                /* the catalog row (copied) or a size-only GPU */
     uint32_t count;            /* N of "GxN"; 1 otherwise */
     bool from_catalog;
     char name[96];             /* display name ("H100 SXM 80GB", "24.00 GiB") */
     char note[VF_NOTE_LEN];    /* "H100 taken as H100 SXM 80GB (...)", or "" */
-} vf_gpu_choice;
+VF_GROWABLE_END(2048) } vf_gpu_choice;
+VF_SIZE_PINNED(vf_gpu_choice, 2048);
 
 /** Resolves a GPU name; VF_EINVAL with the nearest names in err for no match. */
 VF_API vf_status vf_gpu_lookup(const char *spec, vf_gpu_choice *out, vf_error *err);
@@ -623,7 +656,7 @@ typedef vf_status (*vf_estimate_fn)(const vf_model *m, const vf_estimate_opts *o
 #define VF_MAX_SUGGESTIONS 24
 
 /* One change that could make it fit, re-checked by an estimate run. */
-typedef struct vf_suggestion {
+typedef struct vf_suggestion { VF_GROWABLE_BEGIN
     char change[224];          /* "--weights q4_k", "--kv fp8", "2 GPUs (tensor parallel 2)" */
     char detail[VF_NOTE_LEN];  /* what it costs: quality caveat, speed, money */
     int cost;                  /* rank: lower is cheaper (see docs/memory-model.md, Fit) */
@@ -632,10 +665,11 @@ typedef struct vf_suggestion {
     bool fits;
     vf_estimate_opts opts;     /* the knobs with the change applied */
     uint32_t gpus;             /* GPUs it needs */
-} vf_suggestion;
+VF_GROWABLE_END(3072) } vf_suggestion;
+VF_SIZE_PINNED(vf_suggestion, 3072);
 
 /* Upper bounds on speed from memory bandwidth and peak compute (memory ≠ compute). */
-typedef struct vf_speed {
+typedef struct vf_speed { VF_GROWABLE_BEGIN
     bool known;                     /* false when the GPU has no bandwidth/FLOPS figures */
     double decode_tps_per_seq;      /* ≤ bandwidth ÷ bytes read per token for one sequence */
     double decode_tps_batch;        /* ≤ the same for the whole batch (tokens/s summed) */
@@ -645,18 +679,20 @@ typedef struct vf_speed {
     double train_step_seconds;      /* ≥ 6 (4 with LoRA) × params × tokens ÷ peak FLOP/s */
     double peak_tflops;             /* the peak used (per GPU) */
     const char *peak_dtype;         /* "bf16", "fp16", "fp8" */
-} vf_speed;
+VF_GROWABLE_END(256) } vf_speed;
+VF_SIZE_PINNED(vf_speed, 256);
 
-typedef struct vf_fit_opts {
+typedef struct vf_fit_opts { VF_GROWABLE_BEGIN
     vf_estimate_opts est;      /* the knobs, as for estimate */
     uint64_t gpu_bytes;        /* memory per device */
     uint32_t gpus;             /* devices; 0 = 1 */
     const vf_gpu *gpu;         /* for speed bounds, the bigger-GPU advice and per-node limits; may be NULL */
     bool no_search;            /* skip max context / batch / GPUs and advice */
     vf_estimate_fn estimate;   /* NULL = vf_estimate_run */
-} vf_fit_opts;
+VF_GROWABLE_END(4096) } vf_fit_opts;
+VF_SIZE_PINNED(vf_fit_opts, 4096);
 
-typedef struct vf_fit {
+typedef struct vf_fit { VF_GROWABLE_BEGIN
     bool fits;
     vf_estimate est;           /* the estimate at the given knobs */
     uint64_t gpu_bytes;
@@ -673,7 +709,8 @@ typedef struct vf_fit {
     size_t n_suggestions;
     vf_suggestion suggestions[VF_MAX_SUGGESTIONS];
     vf_speed speed;
-} vf_fit;
+VF_GROWABLE_END(131072) } vf_fit;
+VF_SIZE_PINNED(vf_fit, 131072);
 
 /**
  * Does the model fit on opts->gpus devices of opts->gpu_bytes each, and if
@@ -721,12 +758,13 @@ VF_API vf_status vf_plan_emit(vf_engine engine, const vf_model *m, const char *m
 /* Devices on this machine (NVML, loaded with dlopen)                        */
 /* ------------------------------------------------------------------------ */
 
-typedef struct vf_local_gpu {
+typedef struct vf_local_gpu { VF_GROWABLE_BEGIN
     uint32_t index;
     char name[96];
     char uuid[96];
     uint64_t total_bytes, used_bytes, free_bytes;
-} vf_local_gpu;
+VF_GROWABLE_END(512) } vf_local_gpu;
+VF_SIZE_PINNED(vf_local_gpu, 512);
 
 /**
  * Lists this machine's NVIDIA devices through NVML (libnvidia-ml.so.1, loaded
@@ -756,7 +794,7 @@ typedef struct vf_load_progress {
 /* Called on the thread running vf_loader_run, after each finished chunk. */
 typedef void (*vf_load_progress_fn)(const vf_load_progress *p, void *user);
 
-typedef struct vf_load_opts {
+typedef struct vf_load_opts { VF_GROWABLE_BEGIN
     char device[32];         /* "host" (default), "null" (read and discard), "cuda:N" */
     uint64_t staging_bytes;  /* the whole ring of pinned buffers; 0 = max(64 MiB, 8 MiB per buffer) */
     uint32_t buffers;        /* ring slots; 0 = max(4, 2 × threads) */
@@ -768,13 +806,14 @@ typedef struct vf_load_opts {
     void *progress_user;
     /* Polled while loading; nonzero stops the load (VF_EINTR), everything released. */
     const volatile int *cancel;
-} vf_load_opts;
+VF_GROWABLE_END(256) } vf_load_opts;
+VF_SIZE_PINNED(vf_load_opts, 256);
 
 /** Fills o with every default (device "host", the rest 0 = automatic). */
 VF_API void vf_load_opts_init(vf_load_opts *o);
 
 /* One device's share of a load. Memory figures are 0 when not measurable. */
-typedef struct vf_load_device {
+typedef struct vf_load_device { VF_GROWABLE_BEGIN
     char device[32];             /* "cuda:0", "host", "null" */
     char name[96];               /* the GPU's name when known */
     uint64_t tensors;
@@ -784,9 +823,10 @@ typedef struct vf_load_device {
     uint64_t used_ready_bytes;   /* used once the context exists, before the load */
     uint64_t used_after_bytes;   /* used after the load */
     char mem_source[16];         /* "nvml", "cuMemGetInfo", "allocator", "none" */
-} vf_load_device;
+VF_GROWABLE_END(512) } vf_load_device;
+VF_SIZE_PINNED(vf_load_device, 512);
 
-typedef struct vf_load_result {
+typedef struct vf_load_result { VF_GROWABLE_BEGIN
     uint64_t tensors;
     uint64_t bytes;               /* bytes streamed (the files' data sections, or the mapped tensors) */
     uint64_t tensor_bytes;        /* the model's tensor bytes: the estimate's weights figure */
@@ -802,7 +842,8 @@ typedef struct vf_load_result {
     bool verified;
     size_t n_devices;
     vf_load_device devices[VF_LOAD_MAX_DEVICES];
-} vf_load_result;
+VF_GROWABLE_END(16384) } vf_load_result;
+VF_SIZE_PINNED(vf_load_result, 16384);
 
 /**
  * Plans a load of m (which must outlive the loader): opens the devices,
@@ -820,7 +861,8 @@ VF_API vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err)
  * address (a CUdeviceptr for "cuda:N", a host pointer for "host", a
  * placeholder never to be dereferenced for "null").
  */
-VF_API vf_status vf_loader_tensor_location(const vf_loader *l, size_t i, const char **device, uint64_t *addr);
+VF_API vf_status vf_loader_tensor_location(const vf_loader *l, size_t i, const char **device, uint64_t *addr,
+                                           vf_error *err);
 /** Releases the loaded copy and everything the loader holds; NULL is a no-op. */
 VF_API void vf_loader_free(vf_loader *l);
 

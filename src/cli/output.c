@@ -1,5 +1,6 @@
 /* output.c — units, numbers, JSON and error output shared by the commands. */
 #include "cli.h"
+#include "exit_code.h"
 
 #include <ctype.h>
 #include <errno.h>

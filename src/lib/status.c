@@ -1,17 +1,11 @@
-/* status.c — status codes, their messages and exit codes: one table. */
+/* status.c — status codes and their messages (one table, VF_STATUS_MAP). */
 #include "internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static const char *const status_msg[] = {
-#define VF_X_(name, msg, code) [VF_##name] = msg,
-    VF_STATUS_MAP(VF_X_)
-#undef VF_X_
-};
-
-static const int status_code[] = {
-#define VF_X_(name, msg, code) [VF_##name] = code,
+#define VF_X_(name, msg) [VF_##name] = msg,
     VF_STATUS_MAP(VF_X_)
 #undef VF_X_
 };
@@ -23,13 +17,6 @@ const char *vf_strerror(vf_status st)
     if ((unsigned)st >= VF_STATUS_COUNT_)
         return "unknown error";
     return status_msg[st];
-}
-
-int vf_status_exit_code(vf_status st)
-{
-    if ((unsigned)st >= VF_STATUS_COUNT_)
-        return 1;
-    return status_code[st];
 }
 
 vf_status vf__err(vf_error *err, vf_status st, const char *path, const char *fmt, ...)

@@ -2,6 +2,7 @@
  * against independent published figures (tests/reference/param-counts.tsv
  * and tests/data/configs/SOURCES.md), MoE active counts, multi-token
  * prediction layers, quantized storage layouts, errors. */
+#include "../../src/cli/exit_code.h" /* the CLI's exit statuses */
 #include "testutil.h"
 
 #include <math.h>

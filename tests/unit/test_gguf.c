@@ -3,6 +3,7 @@
  * (tests/reference/llamacpp). Expected figures are computed here from the
  * shapes and the block facts in gguf_writer.h (peers-loading.md §2.2), or
  * read from the reference data — never from the reader's own output. */
+#include "../../src/cli/exit_code.h" /* the CLI's exit statuses */
 #include "testutil.h"
 
 #include "gguf_writer.h"

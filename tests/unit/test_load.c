@@ -40,8 +40,8 @@ static void test_host_exact(void **state)
     /* tensors sit at (offset − data start) inside one allocation */
     const char *d0, *d1;
     uint64_t a0, a1;
-    assert_int_equal(vf_loader_tensor_location(l, 0, &d0, &a0), VF_OK);
-    assert_int_equal(vf_loader_tensor_location(l, 1, &d1, &a1), VF_OK);
+    assert_int_equal(vf_loader_tensor_location(l, 0, &d0, &a0, NULL), VF_OK);
+    assert_int_equal(vf_loader_tensor_location(l, 1, &d1, &a1, NULL), VF_OK);
     assert_int_equal(a1 - a0, vf_model_tensor(m, 1)->offset - vf_model_tensor(m, 0)->offset);
     assert_string_equal(d0, "host");
     vf_loader_free(l);
@@ -361,7 +361,7 @@ static void test_device_map_file(void **state)
         const vf_tensor *t = vf_model_tensor(m, i);
         const char *dev;
         uint64_t addr;
-        assert_int_equal(vf_loader_tensor_location(l, i, &dev, &addr), VF_OK);
+        assert_int_equal(vf_loader_tensor_location(l, i, &dev, &addr, NULL), VF_OK);
         assert_int_equal(addr % VF_LOAD_TENSOR_ALIGN, 0);
         const char *want = strncmp(t->name, "model.layers.5.mlp", 18) == 0 ? "host"
                            : strcmp(t->name, "model.embed_tokens.weight") == 0 ? "cuda:0"
@@ -424,7 +424,7 @@ static void test_device_map_auto(void **state)
         const vf_tensor *t = vf_model_tensor(m, i);
         const char *dev;
         uint64_t addr;
-        assert_int_equal(vf_loader_tensor_location(l, i, &dev, &addr), VF_OK);
+        assert_int_equal(vf_loader_tensor_location(l, i, &dev, &addr, NULL), VF_OK);
         const char *want = t->layer < 0 ? (t->role == VF_ROLE_EMBED ? "cuda:0" : "host")
                            : t->layer <= 1 ? "cuda:0"
                            : t->layer <= 3 ? "cuda:1"
@@ -484,9 +484,9 @@ static void test_gguf_cuda(void **state)
         fail_msg("%s", e.msg);
     const char *dev;
     uint64_t addr;
-    assert_int_equal(vf_loader_tensor_location(l, 2, &dev, &addr), VF_OK);
+    assert_int_equal(vf_loader_tensor_location(l, 2, &dev, &addr, NULL), VF_OK);
     assert_string_equal(dev, "cuda:0");
-    assert_int_equal(vf_loader_tensor_location(l, 5, &dev, &addr), VF_OK);
+    assert_int_equal(vf_loader_tensor_location(l, 5, &dev, &addr, NULL), VF_OK);
     assert_string_equal(dev, "cuda:1");
     tl_assert_exact(l, m, false);
     vf_loader_free(l);

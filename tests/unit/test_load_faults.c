@@ -2,6 +2,7 @@
  * and releases every byte it took: the fake driver counts what is left
  * (device allocations, pinned buffers, events, streams, contexts) and
  * catches buffers freed under in-flight copies. */
+#include "../../src/cli/exit_code.h" /* the CLI's exit statuses */
 #include "test_load_util.h"
 
 #include <errno.h>
@@ -196,7 +197,7 @@ static void test_read_eio(void **state)
     vf_load_result r;
     assert_int_equal(vf_loader_open(g_m, &o, &l, &e), VF_OK);
     expect(vf_loader_run(l, &r, &e), VF_EIO, &e, g_path, 4);
-    assert_int_not_equal(vf_loader_tensor_location(l, 0, &(const char *){NULL}, &(uint64_t){0}), VF_OK);
+    assert_int_not_equal(vf_loader_tensor_location(l, 0, &(const char *){NULL}, &(uint64_t){0}, NULL), VF_OK);
     vf_loader_free(l);
     vf__load_pread = pread;
 }

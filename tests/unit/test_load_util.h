@@ -160,7 +160,7 @@ static inline void tl_assert_exact(const vf_loader *l, const vf_model *m, bool d
         const vf_tensor *t = vf_model_tensor(m, i);
         const char *dev = NULL;
         uint64_t addr = 0;
-        assert_int_equal(vf_loader_tensor_location(l, i, &dev, &addr), VF_OK);
+        assert_int_equal(vf_loader_tensor_location(l, i, &dev, &addr, NULL), VF_OK);
         assert_true(addr != 0);
         if (!device_is_host_memory && strcmp(dev, "null") == 0)
             continue;

@@ -4,6 +4,7 @@
  * and JSON guards, bounded file reads, and that no allocation follows a
  * length a file merely claims (malloc/calloc/realloc are wrapped at link
  * time, see mk/harden.mk, and jansson's through json_set_alloc_funcs). */
+#include "../../src/cli/exit_code.h" /* the CLI's exit statuses */
 #include "testutil.h"
 
 #include "internal.h"

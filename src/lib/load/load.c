@@ -923,10 +923,15 @@ vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err)
     return VF_OK;
 }
 
-vf_status vf_loader_tensor_location(const vf_loader *l, size_t i, const char **device, uint64_t *addr)
+vf_status vf_loader_tensor_location(const vf_loader *l, size_t i, const char **device, uint64_t *addr,
+                                    vf_error *err)
 {
-    if (!l->loaded || i >= l->n_tensors_placed)
-        return VF_EINVAL;
+    if (!l || !device || !addr)
+        return vf__err(err, VF_EINVAL, "", "tensor location needs a loader and two results");
+    if (!l->loaded)
+        return vf__err(err, VF_EINVAL, "", "tensor location: the loader has not run");
+    if (i >= l->n_tensors_placed)
+        return vf__err(err, VF_EINVAL, "", "tensor location: tensor %zu of %zu", i, l->n_tensors_placed);
     const part *p = &l->parts[l->tensor_part[i]];
     *device = l->devs[p->dev]->name;
     *addr = p->addr ? p->addr + l->tensor_dst[i] : 0;
