@@ -735,6 +735,42 @@ VF_API vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *
  */
 VF_API void vf_estimate_opts_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n);
 
+/* A sweep: the memory model at many values of one knob, for a chart of memory
+ * against context length or batch (vramfit sweep, the page's /api/sweep). */
+typedef enum vf_sweep_axis { VF_SWEEP_CONTEXT, VF_SWEEP_BATCH } vf_sweep_axis;
+
+#define VF_SWEEP_MAX 64
+
+typedef struct vf_sweep_point {
+    uint64_t value;            /* tokens of context (training: sequence length) or sequences (micro-batch) */
+    vf_status status;          /* VF_OK, or why the estimate fails at this value (the rest is then 0) */
+    bool starts;               /* the engine would start (vLLM sizes its pool from the device) */
+    bool fits;                 /* needed_bytes <= the gpu_bytes given (false without one) */
+    uint64_t needed_bytes;     /* per GPU, as vf_fit_needed_bytes: what a device must have; 0 = none fits */
+    uint64_t per_gpu_bytes;    /* the estimate on the given device (without one: on needed_bytes) */
+    uint64_t weights, kv_cache, activations, gradients, optimizer, overhead; /* its components */
+} vf_sweep_point;
+
+/**
+ * The values a sweep takes by default, ascending, at most cap (<= VF_SWEEP_MAX):
+ * context: powers of two from 128 to the model's context length (and that length);
+ * batch: 1, 2, 4, ... 512. Returns how many were written.
+ */
+VF_API size_t vf_sweep_values(const vf_model *m, const vf_estimate_opts *o, vf_sweep_axis axis, uint64_t *values,
+                              size_t cap);
+
+/**
+ * Runs the memory model of o (the knobs as for vf_estimate_run, devices already
+ * spread) at each of the n values (n <= VF_SWEEP_MAX) of the axis, each point as
+ * its own estimate, on devices of gpu_bytes each (0 = none given). out holds n
+ * points of point_size bytes each (sizeof(vf_sweep_point) as the caller was
+ * built; a shorter, older struct gets only its own fields). A failing point is
+ * reported in its status; VF_EINVAL only for bad arguments.
+ */
+VF_API vf_status vf_sweep_run(const vf_model *m, const vf_estimate_opts *o, vf_sweep_axis axis,
+                              const uint64_t *values, size_t n, uint64_t gpu_bytes, vf_sweep_point *out,
+                              size_t point_size, vf_error *err);
+
 /** Speed bounds for an estimate on a GPU (n devices working together). */
 VF_API void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_estimate *e,
                             const vf_gpu *gpu, uint32_t n, vf_speed *out);

@@ -4,6 +4,7 @@
 
 #include "vramfit.h"
 
+#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 
@@ -33,6 +34,7 @@ int cmd_gpus(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /* ---- output.c ---- */
 typedef enum { VF_UNITS_GIB, VF_UNITS_GB } vf_units;
@@ -69,10 +71,16 @@ typedef struct vf_cli_fit_args {
     bool json;
     vf_units units;
     const char *emit;    /* plan --emit */
+    const char *over;    /* sweep --over context|batch */
+    const char *values;  /* sweep --values N,N,... */
     bool runtime_set;
     vf_estimate_opts est;
 } vf_cli_fit_args;
-/* Parses fit/plan arguments; returns -1 to go on, else an exit code. */
+/* fit's, plan's and sweep's own options (before the knobs' tables). */
+extern const struct option vf_cli_fit_options[];
+/* estimate's own options (--train, --json, --explain, --units, --help). */
+extern const struct option vf_cli_estimate_cmd_options[];
+/* Parses fit/plan/sweep arguments; returns -1 to go on, else an exit code. */
 int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a, void (*help)(void));
 /* After the model is open: knobs that depend on it and the runtime. */
 void vf_cli_fit_settle(vf_cli_fit_args *a, const vf_model *m);
@@ -80,6 +88,13 @@ void vf_cli_fit_settle(vf_cli_fit_args *a, const vf_model *m);
 bool vf_cli_runtime_runs_on(vf_runtime r, const vf_gpu *g);
 /* Resolves the GPU(s) to fit on: --gpu, or --local (smallest free memory). */
 int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c);
+/* "inference" or "training". */
+const char *vf_cli_mode_name(const vf_estimate_opts *o);
+
+/* ---- fit_catalog.c: fit without --gpu ---- */
+/* Every catalog GPU with the fewest devices of it (1, 2, 4, 8, ... up to a
+ * node) that fit, printed as a table or JSON; 0 when any fits, 1 when none. */
+int vf_cli_fit_catalog(const vf_cli_fit_args *a, vf_model *m);
 
 /* ---- speed_out.c: the speed bounds (fit, estimate) ---- */
 json_t *vf_cli_speed_json(const vf_speed *s);

@@ -7,7 +7,7 @@
 
 enum { OPT_TRAIN = VF_OPT_CMD_FIRST, OPT_JSON, OPT_EXPLAIN, OPT_UNITS, OPT_HELP };
 
-static const struct option cmd_options[] = {
+const struct option vf_cli_estimate_cmd_options[] = {
     {"train", no_argument, 0, OPT_TRAIN},     {"json", no_argument, 0, OPT_JSON},
     {"explain", no_argument, 0, OPT_EXPLAIN}, {"units", required_argument, 0, OPT_UNITS},
     {"help", no_argument, 0, OPT_HELP},       {0, 0, 0, 0},
@@ -183,7 +183,7 @@ int cmd_estimate(int argc, char **argv)
     uint32_t gxn = 0;
     vf_units units = VF_UNITS_GIB;
     struct option all[128];
-    const struct option *const tables[] = {cmd_options, vf_cli_estimate_options, vf_cli_train_options};
+    const struct option *const tables[] = {vf_cli_estimate_cmd_options, vf_cli_estimate_options, vf_cli_train_options};
     if (!vf_cli_options_merge(all, sizeof all / sizeof all[0], tables, 3))
         return vf_usage_error("estimate", "too many options");
     optind = 1;

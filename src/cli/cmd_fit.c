@@ -16,7 +16,8 @@ static void help(void)
            "that fit (found by search on the memory model); the fewest GPUs of that kind and the\n"
            "parallelism that makes it fit; and when it does not fit, the changes that would, each\n"
            "re-checked by the model and ranked from least to most cost; and upper bounds on speed.\n"
-           "Without --gpu: every catalog GPU that fits, smallest first. Exit status 0 fits, 1 does not.\n\n"
+           "Without --gpu: every catalog GPU with the fewest devices of it (1, 2, 4, 8) that fit,\n"
+           "fewest first, then smallest. Exit status 0 fits, 1 does not.\n\n"
            "  --gpu G                a catalog GPU (\"RTX 4090\", \"h100\", \"H100x8\") or a size (\"24GiB\", \"80GB\")\n"
            "  --local                this machine's devices (NVML), their free memory\n"
            "  --train                training instead of inference\n"
@@ -27,24 +28,28 @@ static void help(void)
     vf_cli_train_opts_help(stdout);
 }
 
-enum { O_GPU = VF_OPT_CMD_FIRST, O_LOCAL, O_TRAIN, O_JSON, O_UNITS, O_EMIT, O_HELP };
+enum { O_GPU = VF_OPT_CMD_FIRST, O_LOCAL, O_TRAIN, O_JSON, O_UNITS, O_EMIT, O_OVER, O_VALUES, O_HELP };
+
+/* fit's, plan's and sweep's own options; this table comes first: its --gpu
+ * (with a count and --local) wins over the shared one. --emit is plan's,
+ * --over and --values sweep's. */
+const struct option vf_cli_fit_options[] = {
+    {"gpu", required_argument, 0, O_GPU},     {"local", no_argument, 0, O_LOCAL},
+    {"train", no_argument, 0, O_TRAIN},       {"json", no_argument, 0, O_JSON},
+    {"units", required_argument, 0, O_UNITS}, {"emit", required_argument, 0, O_EMIT},
+    {"over", required_argument, 0, O_OVER},   {"values", required_argument, 0, O_VALUES},
+    {"help", no_argument, 0, O_HELP},         {0, 0, 0, 0}};
 
 int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a, void (*helpfn)(void))
 {
-    /* this table first: its --gpu (with a count and --local) wins over the shared one */
-    static const struct option cmd_opts[] = {
-        {"gpu", required_argument, 0, O_GPU},   {"local", no_argument, 0, O_LOCAL},
-        {"train", no_argument, 0, O_TRAIN},     {"json", no_argument, 0, O_JSON},
-        {"units", required_argument, 0, O_UNITS}, {"emit", required_argument, 0, O_EMIT},
-        {"help", no_argument, 0, O_HELP},       {0, 0, 0, 0}};
     struct option all[160];
-    const struct option *const tables[] = {cmd_opts, vf_cli_estimate_options, vf_cli_train_options};
+    const struct option *const tables[] = {vf_cli_fit_options, vf_cli_estimate_options, vf_cli_train_options};
     memset(a, 0, sizeof *a);
     vf_estimate_opts_init(&a->est);
     vf_estimate_opts *o = &a->est;
     if (!vf_cli_options_merge(all, sizeof all / sizeof all[0], tables, 3))
         return vf_usage_error(cmd, "too many options");
-    bool emit_ok = !strcmp(cmd, "plan");
+    bool emit_ok = !strcmp(cmd, "plan"), sweep_ok = !strcmp(cmd, "sweep");
     int c;
     optind = 1;
     opterr = 0;
@@ -74,6 +79,12 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
             if (!emit_ok)
                 return vf_usage_error(cmd, "unknown option '--emit'");
             a->emit = v;
+            continue;
+        case O_OVER:
+        case O_VALUES:
+            if (!sweep_ok)
+                return vf_usage_error(cmd, "unknown option '--%s'", c == O_OVER ? "over" : "values");
+            *(c == O_OVER ? &a->over : &a->values) = v;
             continue;
         case ':':
             return vf_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
@@ -164,7 +175,7 @@ bool vf_cli_runtime_runs_on(vf_runtime r, const vf_gpu *g)
 
 /* ---- output ---- */
 
-static const char *mode_name(const vf_estimate_opts *o)
+const char *vf_cli_mode_name(const vf_estimate_opts *o)
 {
     return o->mode == VF_MODE_TRAINING ? "training" : "inference";
 }
@@ -191,7 +202,7 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
 {
     char b1[32], b2[32], b3[32];
     vf_units u = a->units;
-    printf("Model:  %s (%s, runtime %s)\n", model, mode_name(&a->est), vf_runtime_name(a->est.runtime));
+    printf("Model:  %s (%s, runtime %s)\n", model, vf_cli_mode_name(&a->est), vf_runtime_name(a->est.runtime));
     printf("GPU:    %s x%u, %s each\n", c->name, c->count, vf_fmt_bytes(f->gpu_bytes, u, b1, sizeof b1));
     if (c->note[0])
         printf("        note: %s\n", c->note);
@@ -271,7 +282,7 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         json_object_set_new(j, "max_batch", json_integer((json_int_t)f->max_batch));
         json_object_set_new(j, "min_gpus", json_integer(f->min_gpus));
         json_object_set_new(j, "parallelism", json_string(f->parallelism));
-        json_object_set_new(j, "mode", json_string(mode_name(&a->est)));
+        json_object_set_new(j, "mode", json_string(vf_cli_mode_name(&a->est)));
         json_object_set_new(j, "note", json_string(c->note));
         json_object_set_new(j, "speed_bounds", vf_cli_speed_json(&f->speed));
         json_object_set_new(j, "suggestions", suggestions_json(f));
@@ -283,94 +294,6 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
     if (rc == VF_EXIT_OK && !f->fits)
         rc = VF_EXIT_NOFIT;
     free(f);
-    return rc;
-}
-
-typedef struct row {
-    const vf_gpu *g;
-    int64_t headroom;
-} row;
-
-static int by_memory(const void *x, const void *y)
-{
-    const row *a = x, *b = y;
-    if (a->g->memory_bytes != b->g->memory_bytes)
-        return a->g->memory_bytes < b->g->memory_bytes ? -1 : 1;
-    return strcmp(a->g->name, b->g->name);
-}
-
-static int fit_catalog(const vf_cli_fit_args *a, vf_model *m)
-{
-    size_t n = vf_gpu_count();
-    row *rows = calloc(n ? n : 1, sizeof *rows);
-    vf_fit *f = calloc(1, sizeof *f);
-    vf_estimate *base = calloc(1, sizeof *base);
-    int rc = VF_EXIT_OK;
-    if (!rows || !f || !base) {
-        fprintf(stderr, "vramfit: out of memory\n");
-        rc = VF_EXIT_IO;
-        goto out;
-    }
-    vf_error e = {0};
-    uint64_t needed = 0;
-    if (vf_fit_needed_bytes(m, &a->est, NULL, &needed, &e) != VF_OK) {
-        rc = vf_report_error(&e);
-        goto out;
-    }
-    if (!needed) { /* no device size fits: say why from the plain estimate */
-        vf_estimate_opts x = a->est;
-        x.gpu_bytes = (uint64_t)1 << 44;
-        if (vf_estimate_run(m, &x, base, &e) != VF_OK) {
-            rc = vf_report_error(&e);
-            goto out;
-        }
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const vf_gpu *g = vf_gpu_get(i);
-        if (!vf_cli_runtime_runs_on(a->est.runtime, g))
-            continue;
-        vf_fit_opts fo = {.est = a->est, .gpu_bytes = g->memory_bytes, .gpus = 1, .gpu = g, .no_search = true};
-        if (vf_fit_run(m, &fo, f, &e) != VF_OK) {
-            rc = vf_report_error(&e);
-            goto out;
-        }
-        if (f->fits)
-            rows[k++] = (row){g, (int64_t)g->memory_bytes - (int64_t)needed};
-    }
-    qsort(rows, k, sizeof *rows, by_memory);
-    if (a->json) {
-        json_t *j = json_object();
-        json_object_set_new(j, "fits", json_boolean(k > 0));
-        json_object_set_new(j, "needed_bytes", json_integer((json_int_t)needed));
-        json_object_set_new(j, "mode", json_string(mode_name(&a->est)));
-        json_t *arr = json_array();
-        for (size_t i = 0; i < k; i++) {
-            json_t *r = json_object();
-            json_object_set_new(r, "gpu", json_string(rows[i].g->name));
-            json_object_set_new(r, "gpu_bytes", json_integer((json_int_t)rows[i].g->memory_bytes));
-            json_object_set_new(r, "headroom_bytes", json_integer((json_int_t)rows[i].headroom));
-            json_array_append_new(arr, r);
-        }
-        json_object_set_new(j, "gpus", arr);
-        rc = vf_print_json(j);
-    } else {
-        char b1[32], b2[32];
-        printf("Needs %s on one GPU (%s). Catalog GPUs that fit, smallest first:\n",
-               vf_fmt_bytes(needed, a->units, b1, sizeof b1), mode_name(&a->est));
-        if (!k)
-            printf("  none; try 'vramfit fit MODEL --gpu G' for advice and multi-GPU plans\n");
-        for (size_t i = 0; i < k; i++)
-            printf("  %-26s %10s  headroom %10s\n", rows[i].g->name,
-                   vf_fmt_bytes(rows[i].g->memory_bytes, a->units, b1, sizeof b1),
-                   vf_fmt_bytes((uint64_t)rows[i].headroom, a->units, b2, sizeof b2));
-    }
-    if (rc == VF_EXIT_OK && !k)
-        rc = VF_EXIT_NOFIT;
-out:
-    free(rows);
-    free(f);
-    free(base);
     return rc;
 }
 
@@ -387,7 +310,7 @@ int cmd_fit(int argc, char **argv)
     if ((rc = vf_cli_open_model(a.model, &m)) != VF_EXIT_OK)
         return rc;
     vf_cli_fit_settle(&a, m);
-    rc = a.gpu || a.local ? fit_one(&a, m, &c) : fit_catalog(&a, m);
+    rc = a.gpu || a.local ? fit_one(&a, m, &c) : vf_cli_fit_catalog(&a, m);
     vf_model_free(m);
     return rc;
 }

@@ -12,6 +12,7 @@ static const vf_cmd commands[] = {
     {"dtypes", cmd_dtypes, "precision table: bits and bytes per element, quantization formats"},
     {"models", cmd_models, "the embedded model catalog"},
     {"load", cmd_load, "stream weights into device memory with bounded host memory"},
+    {"sweep", cmd_sweep, "memory against context length or batch, one estimate per value"},
     {"plan", cmd_plan, "a launch configuration for vLLM, llama.cpp, DeepSpeed or Accelerate"},
     {"serve", cmd_serve, "the calculator as a local web page"},
 };

@@ -57,9 +57,9 @@ for spec in "Qwen/Qwen3-8B RTX4090 generic" "meta-llama/Llama-3.1-8B L4 transfor
     fi
 done
 
-# Without --gpu: every catalog GPU that fits, smallest first.
-check_json "fit: catalog list smallest first" 0 \
-    '.fits and (.gpus | length) > 0 and ([.gpus[].gpu_bytes] == ([.gpus[].gpu_bytes] | sort)) and all(.gpus[]; .headroom_bytes >= 0)' \
+# Without --gpu: every catalog GPU with the fewest devices that fit, fewest then smallest first.
+check_json "fit: catalog list fewest, then smallest first" 0 \
+    '.fits and (.gpus | length) > 0 and ([.gpus[] | [.count, .gpu_bytes]] == ([.gpus[] | [.count, .gpu_bytes]] | sort)) and all(.gpus[]; .headroom_bytes >= 0)' \
     "$VF" fit Qwen/Qwen3-8B --context 4096 --json
 check_json "fit: bare size" 0 '.gpu_bytes == 24*1073741824' "$VF" fit meta-llama/Llama-3.2-1B --gpu 24GiB --context 4096 --json
 check_out "fit: human output has the unit" 0 "GiB" "$VF" fit meta-llama/Llama-3.2-1B --gpu RTX4090 --context 4096
