@@ -19,6 +19,15 @@ CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
+# Without the build dependencies, one line naming the set-up instead of a
+# compiler error (make test / make run install them first through 'deps').
+BUILD_DEPS := jansson libmicrohttpd
+ifeq ($(filter deps test run clean,$(MAKECMDGOALS)),)
+ifneq ($(shell pkg-config --exists $(BUILD_DEPS) 2>/dev/null && echo ok),ok)
+$(error vramfit: build dependencies missing ($(BUILD_DEPS), found with pkg-config): run 'make deps' (or tools/deps.sh))
+endif
+endif
+
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CSTD    := -std=c17 -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
 OPT     ?= -O2 -g

@@ -1,12 +1,18 @@
 #!/bin/sh
 # Runs every test against the build in $BUILD (default build/): cmocka unit
 # tests, CLI tests (tests/cli/*.sh), the corrupt-input matrix and the fuzz
-# corpus replay. Appends "PASSED FAILED" to build/test-counts and prints
-# "BUILD: N passed, M failed".
+# corpus replay. Test cases, corpus replays and documentation checks are
+# counted apart: appends "BUILD CASES_OK CASES_FAILED REPLAYS_OK REPLAYS_FAILED
+# DOCS_OK DOCS_FAILED" to build/test-counts (tests/summary.sh reads it) and
+# prints what this pass ran.
 B=${BUILD:-build}
 export VF="$B/vramfit" BUILD="$B"
 pass=0
 fail=0
+rpass=0
+rfail=0
+dpass=0
+dfail=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -38,8 +44,16 @@ for s in tests/cli/*.sh tests/corrupt/run.sh; do
     p=$(grep -c '^ok ' "$log")
     f=$(grep -c '^FAIL ' "$log")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $s exited $rc"; fi
-    pass=$((pass + p))
-    fail=$((fail + f))
+    case "$s" in
+    */test_docs.sh) # documentation checks, not test cases
+        dpass=$((dpass + p))
+        dfail=$((dfail + f))
+        ;;
+    *)
+        pass=$((pass + p))
+        fail=$((fail + f))
+        ;;
+    esac
     if [ "$f" -ne 0 ]; then
         echo "FAIL $s:"
         grep -v '^ok ' "$log" | tail -n 40
@@ -58,16 +72,16 @@ for r in "$B"/replay/fuzz_*; do
     rc=$?
     n=$(ls "$dir" | wc -l)
     if [ "$rc" -eq 0 ]; then
-        pass=$((pass + n))
+        rpass=$((rpass + n))
         echo "ok   replay $name ($n inputs)"
     else
-        fail=$((fail + 1))
+        rfail=$((rfail + 1))
         echo "FAIL replay $name:"
         tail -n 30 "$log"
     fi
 done
 
 mkdir -p build
-echo "$pass $fail" >>build/test-counts
-echo "$B: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+echo "$B $pass $fail $rpass $rfail $dpass $dfail" >>build/test-counts
+echo "$B: test cases $pass passed, $fail failed; corpus replays $rpass inputs, $rfail failed; documentation checks $dpass passed, $dfail failed"
+[ "$fail" -eq 0 ] && [ "$rfail" -eq 0 ] && [ "$dfail" -eq 0 ]

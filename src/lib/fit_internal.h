@@ -32,6 +32,8 @@ VF_HIDDEN void vf__fit_apply_plan(vf_estimate_opts *o, const vf__gpu_plan *p);
 /* The longest context / largest batch that fits (*capped: the search hit its cap). */
 VF_HIDDEN uint64_t vf__fit_max_context(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped);
 VF_HIDDEN uint64_t vf__fit_max_batch(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped);
+/* llama.cpp's layer split over n devices in equal shares. */
+VF_HIDDEN void vf__split_layers_evenly(vf_estimate_opts *o, uint32_t n);
 /* The knobs for n devices when the user gave only a count ("H100x2"). */
 VF_HIDDEN void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n);
 VF_HIDDEN void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts *opts, vf_fit *out);

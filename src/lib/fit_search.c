@@ -11,6 +11,15 @@
 #define BATCH_CAP ((uint64_t)1 << 16)
 #define GPUS_CAP 4096u
 
+/* llama.cpp's --tensor-split for n devices in equal shares (its layer split);
+ * none past VF_MAX_SPLIT devices, which llama.cpp then shares out itself. */
+void vf__split_layers_evenly(vf_estimate_opts *o, uint32_t n)
+{
+    o->infer.n_split = n <= VF_MAX_SPLIT ? n : 0;
+    for (uint32_t i = 0; i < o->infer.n_split; i++)
+        o->infer.tensor_split[i] = 1.0;
+}
+
 int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, uint64_t *needed, vf_error *err)
 {
     vf_estimate_opts x = *o;
@@ -168,12 +177,8 @@ static void set_gpus(vf__fit_ctx *c, vf_estimate_opts *o, uint32_t n, uint32_t t
     if (o->mode == VF_MODE_INFERENCE) {
         o->tp = tp;
         o->pp = pp;
-        if (o->runtime == VF_RUNTIME_LLAMACPP) {
-            /* llama.cpp splits layers over devices in equal shares */
-            o->infer.n_split = n <= VF_MAX_SPLIT ? n : 0;
-            for (uint32_t i = 0; i < o->infer.n_split; i++)
-                o->infer.tensor_split[i] = 1.0;
-        }
+        if (o->runtime == VF_RUNTIME_LLAMACPP)
+            vf__split_layers_evenly(o, n);
     }
 }
 
@@ -273,11 +278,8 @@ void vf__fit_apply_plan(vf_estimate_opts *o, const vf__gpu_plan *p)
     if (o->mode == VF_MODE_INFERENCE) {
         o->tp = p->tp;
         o->pp = p->pp;
-        if (o->runtime == VF_RUNTIME_LLAMACPP) {
-            o->infer.n_split = p->gpus <= VF_MAX_SPLIT ? p->gpus : 0;
-            for (uint32_t i = 0; i < o->infer.n_split; i++)
-                o->infer.tensor_split[i] = 1.0;
-        }
+        if (o->runtime == VF_RUNTIME_LLAMACPP)
+            vf__split_layers_evenly(o, p->gpus);
     } else {
         o->train.zero = p->zero;
         if (p->zero >= 3)
@@ -294,11 +296,8 @@ void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n)
         o->gpus = n;
     if (o->mode == VF_MODE_INFERENCE && !o->tp && !o->pp) {
         if (o->runtime == VF_RUNTIME_LLAMACPP) {
-            if (!o->infer.n_split) {
-                o->infer.n_split = n <= VF_MAX_SPLIT ? n : 0;
-                for (uint32_t i = 0; i < o->infer.n_split; i++)
-                    o->infer.tensor_split[i] = 1.0;
-            }
+            if (!o->infer.n_split)
+                vf__split_layers_evenly(o, n);
         } else if (tp_valid(m, n) && n <= 8) {
             o->tp = n;
         } else {

@@ -23,6 +23,10 @@ typedef struct vf__wprice {
     vf_dtype act_dtype;      /* dtype activations and the KV cache default to */
 } vf__wprice;
 
+/* Weights on each of tp devices: what tensor parallelism divides (matrices,
+ * embeddings), split tp ways, plus what every rank keeps whole (norms, biases). */
+VF_HIDDEN uint64_t vf__weights_per_gpu(const vf__wprice *w, uint32_t tp);
+
 /* One tensor's price under a scheme, for one model. */
 typedef struct vf__pricer {
     bool requant, gguf;

@@ -20,7 +20,7 @@ vf_status vf__infer_generic(const vf_model *m, const vf_estimate_opts *o, vf_est
     uint64_t kv = vf__kv_cache_bytes(hp, true, kt, vt, ctx, batch);
     /* logits of the last position of each sequence, fp32 */
     uint64_t act = vf__smul(vf__smul(batch, hp->vocab_size), 4);
-    uint64_t wpg = (w.bytes - w.sharded_bytes) + w.sharded_bytes / tp;
+    uint64_t wpg = vf__weights_per_gpu(&w, tp);
     e->gpus = tp;
     e->weights = wpg;
     e->kv_cache = kv / tp;

@@ -107,6 +107,172 @@ static vf_status parse_weights(const vf_estimate_opts *o, vf_dtype def, enum bnb
     return VF_OK;
 }
 
+/* The model as litgpt holds it: every parameter its own allocation in the
+ * precision's dtype, the linears quantized; the largest quantized linear
+ * (its load and dequantization transients) remembered. */
+typedef struct lit_weights {
+    uint64_t bytes, params, lm_head;
+    uint64_t n_max, out_max, in_max; /* the largest quantized linear */
+    uint64_t embed_rows, embed_cols;
+} lit_weights;
+
+static void lit_linear_add(lit_weights *lw, enum bnb q, uint64_t a, uint64_t n, uint64_t out, uint64_t in, bool quantize)
+{
+    if (quantize) {
+        lw->bytes = vf__sadd(lw->bytes, quant_bytes(q, n, out));
+        if (n > lw->n_max)
+            lw->n_max = n, lw->out_max = out, lw->in_max = in;
+    } else {
+        lw->bytes = vf__sadd(lw->bytes, torch_block(vf__smul(n, a)));
+    }
+}
+
+/* GPT.__init__ always builds lm_head as its own nn.Linear (lit_gpt/model.py),
+ * so a checkpoint that ties it to the embeddings gets a second copy. */
+static void lit_weights_sum(const vf_model *m, enum bnb q, uint64_t a, lit_weights *lw)
+{
+    memset(lw, 0, sizeof *lw);
+    bool has_output = false;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const vf_tensor *t = &m->tensors[i];
+        if (t->flags & (VF_TENSOR_MTP | VF_TENSOR_NOT_PARAM))
+            continue;
+        uint64_t n = t->n_params ? t->n_params : t->n_elements;
+        lw->params = vf__sadd(lw->params, n);
+        if (t->role == VF_ROLE_OUTPUT)
+            has_output = true;
+        if (t->role == VF_ROLE_EMBED && t->n_dims == 2 && !lw->embed_rows)
+            lw->embed_rows = t->shape[0], lw->embed_cols = t->shape[1];
+        bool quantize = q != BNB_NONE && lit_linear(t);
+        lit_linear_add(lw, q, a, n, quantize ? t->shape[0] : 0, quantize ? t->shape[1] : 0, quantize);
+    }
+    if (!has_output && lw->embed_rows) {
+        lw->lm_head = vf__smul(lw->embed_rows, lw->embed_cols);
+        lw->params = vf__sadd(lw->params, lw->lm_head);
+        lit_linear_add(lw, q, a, lw->lm_head, lw->embed_rows, lw->embed_cols, q != BNB_NONE);
+    }
+}
+
+/* KV cache (build_kv_cache): K and V per layer, [b, n_query_groups,
+ * max_seq_length, head_size] in the precision's dtype, max_seq_length =
+ * prompt + max_new_tokens (generate/base.py); sliding layers hold at most
+ * the window (current litgpt). */
+static uint64_t lit_kv_cache(const vf_hparams *hp, uint64_t b, uint64_t ctx, uint64_t a)
+{
+    uint64_t kv = 0;
+    for (uint32_t il = 0; il < hp->n_layers; il++) {
+        uint64_t k, v;
+        vf__kv_layer_elems(hp, il, false, &k, &v);
+        uint64_t bt = vf__smul(b, vf__layer_tokens(hp, il, ctx));
+        kv = vf__sadd(kv, vf__sadd(torch_block(vf__smul(bt, vf__smul(k, a))), torch_block(vf__smul(bt, vf__smul(v, a)))));
+    }
+    return vf__sadd(kv, vf__smul(vf__recurrent_bytes(hp), b));
+}
+
+/* Load (Fabric init_module on the GPU, then load_state_dict): every linear is
+ * quantized as it is constructed, then re-quantized by the load hook
+ * (_quantize_on_load_hook) while the rest of the model is resident: the
+ * checkpoint weight copied to the GPU as fp16 (weight.to("cuda", torch.half))
+ * next to the new quantized copy; int8's double_quant also returns the
+ * transposed codes (CBt) and row/column statistics before Lightning drops them. */
+static uint64_t lit_load_transient(const lit_weights *lw, enum bnb q)
+{
+    if (q == BNB_INT8)
+        return vf__sadd(vf__sadd(torch_block(vf__smul(lw->n_max, 2)), vf__smul(2, torch_block(lw->n_max))),
+                        vf__sadd(torch_block(vf__smul(lw->out_max, 4)), torch_block(vf__smul(lw->in_max, 4))));
+    if (q != BNB_NONE)
+        return vf__sadd(torch_block(vf__smul(lw->n_max, 2)), quant_bytes(q, lw->n_max, lw->out_max));
+    return 0;
+}
+
+/* The prefill's transients, one forward of qt tokens. */
+typedef struct lit_prefill {
+    uint64_t mask, rope, ws, hidden, att, mlp, logits, deq, work;
+} lit_prefill;
+
+/* Prefill of qt tokens: residual + block output, and the largest of
+ *  logits: GPT.forward returns lm_head(x) for every position [b, T, V];
+ *  attention: SDPA given the mask (math kernel): scores and softmax
+ *    [b, H, T, S] plus the additive float mask [b, T, S];
+ *  MLP: fc/up (and gate) outputs and the activation, 3 x [b, T, ff];
+ *  4-bit: matmul_4bit dequantizes a weight for more than one token
+ *    (MatMul4Bit: dequantize_4bit(B).to(A.dtype)): the fp16 copy (the
+ *    quant state's dtype — Lightning quantizes from torch.half) and, when
+ *    the compute dtype is not fp16, its cast live together;
+ *  int8: the first forward converts CB to the col_ampere layout (CxB)
+ *    before freeing CB.
+ * Beside them: mask_cache, tril(ones(S, S, bool)) (the ones freed after
+ * tril), rope cos and sin [S, rope_n_elem] each (the first pair, built for
+ * block_size in GPT.__init__, replaced when max_seq_length is set), and the
+ * cuBLAS workspace, on the caching allocator. */
+static void lit_prefill_sum(const vf_hparams *hp, const lit_weights *lw, enum bnb q, vf_dtype prec, uint64_t a,
+                            uint64_t b, uint64_t qt, uint64_t ctx, uint64_t gpu_bytes, lit_prefill *p)
+{
+    uint64_t h = hp->hidden_size, heads = hp->n_heads ? hp->n_heads : 1;
+    uint64_t hd = hp->head_dim ? hp->head_dim : h / heads;
+    p->mask = torch_block(vf__smul(ctx, ctx));
+    p->rope = vf__smul(2, torch_block(vf__smul(vf__smul(ctx, hd), a)));
+    p->ws = vf__cublas_workspace_bytes(gpu_bytes);
+    uint64_t vocab = lw->embed_rows ? lw->embed_rows : hp->vocab_size;
+    p->hidden = vf__smul(vf__smul(2 * b, qt), vf__smul(h, a));
+    p->logits = vf__smul(vf__smul(b, qt), vf__smul(vocab, a));
+    p->att = vf__sadd(vf__smul(vf__smul(vf__smul(b, heads), vf__smul(qt, ctx)), 2 * a),
+                      vf__smul(vf__smul(b, vf__smul(qt, ctx)), a));
+    p->mlp = vf__smul(vf__smul(3 * b, qt), vf__smul(vf__hp_ff(hp), a));
+    p->deq = 0;
+    if ((q == BNB_4BIT || q == BNB_4BIT_DQ) && qt > 1) {
+        uint64_t blocks = lw->n_max / 64 + (lw->n_max % 64 != 0);
+        uint64_t cast = prec != VF_DTYPE_F16 ? torch_block(vf__smul(lw->n_max, a)) : 0;
+        uint64_t absmax = q == BNB_4BIT_DQ ? torch_block(vf__smul(blocks, 4)) : 0;
+        p->deq = vf__sadd(torch_block(vf__smul(lw->n_max, 2)), cast > absmax ? cast : absmax);
+    } else if (q == BNB_INT8) {
+        p->deq = torch_block(vf__smul((lw->out_max + 31) / 32 * 32, (lw->in_max + 31) / 32 * 32));
+    }
+    p->work = p->att;
+    if (p->mlp > p->work)
+        p->work = p->mlp;
+    if (p->logits > p->work)
+        p->work = p->logits;
+    if (p->deq > p->work)
+        p->work = p->deq;
+}
+
+/* Activations at the peak: the larger of the load transient and the run's
+ * (mask + rope + workspace + hidden + the largest working set, with the KV
+ * cache beside it; ones and tril live together in set_kv_cache). */
+static uint64_t lit_activations(const lit_prefill *p, uint64_t load, uint64_t kv)
+{
+    uint64_t run = vf__sadd(vf__sadd(p->mask, p->rope), vf__sadd(p->ws, vf__sadd(p->hidden, p->work)));
+    if (vf__smul(2, p->mask) > run)
+        run = vf__smul(2, p->mask);
+    run = vf__sadd(run, kv);
+    return load > run ? load - kv : run - kv;
+}
+
+static void lit_report(vf_estimate *e, const lit_weights *lw, enum bnb q, vf_dtype prec, uint64_t b, uint64_t ctx,
+                       uint64_t qt, uint64_t load, const lit_prefill *p)
+{
+    const char *qn = q == BNB_INT8 ? "bnb.int8" : q == BNB_4BIT ? "bnb 4-bit" : q == BNB_4BIT_DQ ? "bnb 4-bit-dq" : "";
+    vf__assume(e, "runtime = litgpt generate: %s-true%s%s, batch %llu, max_seq_length %llu, prompt %llu tokens",
+               vf_dtype_get(prec)->name, q ? ", " : "", qn, (unsigned long long)b, (unsigned long long)ctx,
+               (unsigned long long)qt);
+    if (lw->lm_head)
+        vf__assume(e, "lm_head untied (GPT builds its own nn.Linear): +%llu parameters", (unsigned long long)lw->lm_head);
+    if (q != BNB_NONE)
+        vf__assume(e, "every nn.Linear quantized (lm_head included); embeddings and norms in %s",
+                   vf_dtype_get(prec)->name);
+    vf__assume(e, "weights + kv_cache + activations = torch.cuda.max_memory_allocated() (\"Memory used\"), each "
+                  "tensor as the caching allocator rounds it");
+    vf__assume(e, "overhead = CUDA context with PyTorch kernels 1343 MiB (not in max_memory_allocated)");
+    vf__explain(e, "weights = %llu parameters -> %llu B", (unsigned long long)lw->params, (unsigned long long)lw->bytes);
+    vf__explain(e, "peak = max(load %llu + weights, weights + kv %llu + mask %llu + rope %llu + cublas %llu + "
+                   "hidden %llu + max(attention %llu, mlp %llu, logits %llu, dequant %llu)) = %llu B",
+                (unsigned long long)load, (unsigned long long)e->kv_cache, (unsigned long long)p->mask,
+                (unsigned long long)p->rope, (unsigned long long)p->ws, (unsigned long long)p->hidden,
+                (unsigned long long)p->att, (unsigned long long)p->mlp, (unsigned long long)p->logits,
+                (unsigned long long)p->deq, (unsigned long long)vf__sadd(lw->bytes, vf__sadd(e->kv_cache, e->activations)));
+}
+
 vf_status vf__infer_litgpt(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
 {
     const vf_hparams *hp = &m->hp;
@@ -122,153 +288,28 @@ vf_status vf__infer_litgpt(const vf_model *m, const vf_estimate_opts *o, vf_esti
     if ((st = parse_weights(o, w.act_dtype, &q, &prec, err)) != VF_OK)
         return st;
     uint64_t a = vf_dtype_get(prec)->block_bytes;
-
-    /* Weights: each parameter its own allocation in the precision's dtype,
-     * linears quantized. GPT.__init__ always builds lm_head as its own
-     * nn.Linear (lit_gpt/model.py), so a checkpoint that ties it to the
-     * embeddings gets a second copy. */
-    uint64_t wb = 0, params = 0, n_max = 0, out_max = 0, in_max = 0, embed_rows = 0, embed_cols = 0;
-    bool has_output = false;
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        const vf_tensor *t = &m->tensors[i];
-        if (t->flags & (VF_TENSOR_MTP | VF_TENSOR_NOT_PARAM))
-            continue;
-        uint64_t n = t->n_params ? t->n_params : t->n_elements;
-        params = vf__sadd(params, n);
-        if (t->role == VF_ROLE_OUTPUT)
-            has_output = true;
-        if (t->role == VF_ROLE_EMBED && t->n_dims == 2 && !embed_rows)
-            embed_rows = t->shape[0], embed_cols = t->shape[1];
-        if (q != BNB_NONE && lit_linear(t)) {
-            uint64_t in = t->shape[1], out = t->shape[0];
-            wb = vf__sadd(wb, quant_bytes(q, n, out));
-            if (n > n_max)
-                n_max = n, out_max = out, in_max = in;
-        } else {
-            wb = vf__sadd(wb, torch_block(vf__smul(n, a)));
-        }
-    }
-    uint64_t lm_head = 0;
-    if (!has_output && embed_rows) {
-        lm_head = vf__smul(embed_rows, embed_cols);
-        params = vf__sadd(params, lm_head);
-        if (q != BNB_NONE) {
-            wb = vf__sadd(wb, quant_bytes(q, lm_head, embed_rows));
-            if (lm_head > n_max)
-                n_max = lm_head, out_max = embed_rows, in_max = embed_cols;
-        } else {
-            wb = vf__sadd(wb, torch_block(vf__smul(lm_head, a)));
-        }
-    }
-
     uint64_t b = io->batch ? io->batch : 1;
     uint64_t ctx = io->context ? io->context : vf__hp_context(hp);
     uint64_t qt = vf__prompt_tokens(io, ctx);
 
-    /* KV cache (build_kv_cache): K and V per layer, [b, n_query_groups,
-     * max_seq_length, head_size] in the precision's dtype, max_seq_length =
-     * prompt + max_new_tokens (generate/base.py); sliding layers hold at most
-     * the window (current litgpt). */
-    uint64_t kv = 0;
-    for (uint32_t il = 0; il < hp->n_layers; il++) {
-        uint64_t k, v;
-        vf__kv_layer_elems(hp, il, false, &k, &v);
-        uint64_t bt = vf__smul(b, vf__layer_tokens(hp, il, ctx));
-        kv = vf__sadd(kv, vf__sadd(torch_block(vf__smul(bt, vf__smul(k, a))), torch_block(vf__smul(bt, vf__smul(v, a)))));
-    }
-    kv = vf__sadd(kv, vf__smul(vf__recurrent_bytes(hp), b));
-
-    uint64_t h = hp->hidden_size, heads = hp->n_heads ? hp->n_heads : 1;
-    uint64_t hd = hp->head_dim ? hp->head_dim : h / heads;
-    /* mask_cache: tril(ones(S, S, bool)), the ones freed after tril */
-    uint64_t mask = torch_block(vf__smul(ctx, ctx));
-    /* rope cos and sin, [S, rope_n_elem] each; the first pair, built for
-     * block_size in GPT.__init__, is replaced when max_seq_length is set */
-    uint64_t rope = vf__smul(2, torch_block(vf__smul(vf__smul(ctx, hd), a)));
-    uint64_t ws = vf__cublas_workspace_bytes(o->gpu_bytes); /* on the caching allocator: counted */
-
-    /* Load (Fabric init_module on the GPU, then load_state_dict): every
-     * linear is quantized as it is constructed, then re-quantized by the
-     * load hook (_quantize_on_load_hook) while the rest of the model is
-     * resident: the checkpoint weight copied to the GPU as fp16
-     * (weight.to("cuda", torch.half)) next to the new quantized copy;
-     * int8's double_quant also returns the transposed codes (CBt) and
-     * row/column statistics before Lightning drops them. */
-    uint64_t load = 0;
-    if (q == BNB_INT8)
-        load = vf__sadd(vf__sadd(torch_block(vf__smul(n_max, 2)), vf__smul(2, torch_block(n_max))),
-                        vf__sadd(torch_block(vf__smul(out_max, 4)), torch_block(vf__smul(in_max, 4))));
-    else if (q != BNB_NONE)
-        load = vf__sadd(torch_block(vf__smul(n_max, 2)), quant_bytes(q, n_max, out_max));
-
-    /* Prefill of qt tokens: residual + block output, and the largest of
-     *  logits: GPT.forward returns lm_head(x) for every position [b, T, V];
-     *  attention: SDPA given the mask (math kernel): scores and softmax
-     *    [b, H, T, S] plus the additive float mask [b, T, S];
-     *  MLP: fc/up (and gate) outputs and the activation, 3 x [b, T, ff];
-     *  4-bit: matmul_4bit dequantizes a weight for more than one token
-     *    (MatMul4Bit: dequantize_4bit(B).to(A.dtype)): the fp16 copy (the
-     *    quant state's dtype — Lightning quantizes from torch.half) and, when
-     *    the compute dtype is not fp16, its cast live together;
-     *  int8: the first forward converts CB to the col_ampere layout (CxB)
-     *    before freeing CB. */
-    uint64_t vocab = embed_rows ? embed_rows : hp->vocab_size;
-    uint64_t hidden = vf__smul(vf__smul(2 * b, qt), vf__smul(h, a));
-    uint64_t logits = vf__smul(vf__smul(b, qt), vf__smul(vocab, a));
-    uint64_t att = vf__sadd(vf__smul(vf__smul(vf__smul(b, heads), vf__smul(qt, ctx)), 2 * a),
-                            vf__smul(vf__smul(b, vf__smul(qt, ctx)), a));
-    uint64_t mlp = vf__smul(vf__smul(3 * b, qt), vf__smul(vf__hp_ff(hp), a));
-    uint64_t deq = 0;
-    if ((q == BNB_4BIT || q == BNB_4BIT_DQ) && qt > 1) {
-        uint64_t blocks = n_max / 64 + (n_max % 64 != 0);
-        uint64_t cast = prec != VF_DTYPE_F16 ? torch_block(vf__smul(n_max, a)) : 0;
-        uint64_t absmax = q == BNB_4BIT_DQ ? torch_block(vf__smul(blocks, 4)) : 0;
-        deq = vf__sadd(torch_block(vf__smul(n_max, 2)), cast > absmax ? cast : absmax);
-    } else if (q == BNB_INT8) {
-        deq = torch_block(vf__smul((out_max + 31) / 32 * 32, (in_max + 31) / 32 * 32));
-    }
-    uint64_t work = att;
-    if (mlp > work)
-        work = mlp;
-    if (logits > work)
-        work = logits;
-    if (deq > work)
-        work = deq;
-    uint64_t run = vf__sadd(vf__sadd(mask, rope), vf__sadd(ws, vf__sadd(hidden, work)));
-    if (vf__smul(2, mask) > run) /* ones and tril live together in set_kv_cache */
-        run = vf__smul(2, mask);
-    run = vf__sadd(run, kv);
-    uint64_t act = load > run ? load - kv : run - kv;
+    lit_weights lw;
+    lit_weights_sum(m, q, a, &lw);
+    uint64_t kv = lit_kv_cache(hp, b, ctx, a);
+    uint64_t load = lit_load_transient(&lw, q);
+    lit_prefill p;
+    lit_prefill_sum(hp, &lw, q, prec, a, b, qt, ctx, o->gpu_bytes, &p);
 
     e->gpus = 1;
-    e->weights = wb;
+    e->weights = lw.bytes;
     e->kv_cache = kv;
-    e->activations = act;
+    e->activations = lit_activations(&p, load, kv);
     e->overhead = vf__cuda_context_bytes();
-    e->per_gpu_bytes = vf__sadd(vf__sadd(wb, kv), vf__sadd(act, e->overhead));
+    e->per_gpu_bytes = vf__sadd(vf__sadd(lw.bytes, kv), vf__sadd(e->activations, e->overhead));
     e->total_bytes = e->per_gpu_bytes;
     e->context = ctx;
     e->batch = b;
     e->kv_bytes_per_token = vf__kv_bytes_per_token(hp, false, prec, prec);
-    e->weight_bits = params ? 8.0 * (double)wb / (double)params : 0;
-    const char *qn = q == BNB_INT8 ? "bnb.int8" : q == BNB_4BIT ? "bnb 4-bit" : q == BNB_4BIT_DQ ? "bnb 4-bit-dq" : "";
-    vf__assume(e, "runtime = litgpt generate: %s-true%s%s, batch %llu, max_seq_length %llu, prompt %llu tokens",
-               vf_dtype_get(prec)->name, q ? ", " : "", qn, (unsigned long long)b, (unsigned long long)ctx,
-               (unsigned long long)qt);
-    if (lm_head)
-        vf__assume(e, "lm_head untied (GPT builds its own nn.Linear): +%llu parameters", (unsigned long long)lm_head);
-    if (q != BNB_NONE)
-        vf__assume(e, "every nn.Linear quantized (lm_head included); embeddings and norms in %s",
-                   vf_dtype_get(prec)->name);
-    vf__assume(e, "weights + kv_cache + activations = torch.cuda.max_memory_allocated() (\"Memory used\"), each "
-                  "tensor as the caching allocator rounds it");
-    vf__assume(e, "overhead = CUDA context with PyTorch kernels 1343 MiB (not in max_memory_allocated)");
-    vf__explain(e, "weights = %llu parameters -> %llu B", (unsigned long long)params, (unsigned long long)wb);
-    vf__explain(e, "peak = max(load %llu + weights, weights + kv %llu + mask %llu + rope %llu + cublas %llu + "
-                   "hidden %llu + max(attention %llu, mlp %llu, logits %llu, dequant %llu)) = %llu B",
-                (unsigned long long)load, (unsigned long long)kv, (unsigned long long)mask, (unsigned long long)rope,
-                (unsigned long long)ws, (unsigned long long)hidden, (unsigned long long)att, (unsigned long long)mlp,
-                (unsigned long long)logits, (unsigned long long)deq,
-                (unsigned long long)vf__sadd(wb, vf__sadd(kv, act)));
+    e->weight_bits = lw.params ? 8.0 * (double)lw.bytes / (double)lw.params : 0;
+    lit_report(e, &lw, q, prec, b, ctx, qt, load, &p);
     return VF_OK;
 }

@@ -77,7 +77,7 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
         work = deq;
     uint64_t act = vf__sadd(hidden, work);
 
-    uint64_t wpg = (w.bytes - w.sharded_bytes) + w.sharded_bytes / tp;
+    uint64_t wpg = vf__weights_per_gpu(&w, tp);
     e->gpus = tp;
     e->weights = wpg;
     e->kv_cache = kv / tp;

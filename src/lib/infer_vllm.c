@@ -151,7 +151,7 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     if (vf__is_mla(hp))
         hd = hp->qk_rope_head_dim;
     uint64_t rope = vf__smul(vf__smul(vf__hp_context(hp), hd), a);
-    uint64_t weights = (w.bytes - w.sharded_bytes) + w.sharded_bytes / tp + rope;
+    uint64_t weights = vf__weights_per_gpu(&w, tp) + rope;
 
     /* Profiling run (v1/worker/gpu_model_runner.py profile_run; V0
      * worker/model_runner.py profile_run): a forward of mnbt tokens over

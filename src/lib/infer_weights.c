@@ -232,3 +232,8 @@ vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep
     }
     return VF_OK;
 }
+
+uint64_t vf__weights_per_gpu(const vf__wprice *w, uint32_t tp)
+{
+    return (w->bytes - w->sharded_bytes) + w->sharded_bytes / (tp ? tp : 1);
+}

@@ -50,18 +50,20 @@ static uint64_t mlp_bytes(const vf__tarch *a, const vf__tstates *s, uint64_t tok
     return b;
 }
 
-void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc, vf__tacts *o)
+/* The attention kernel the run uses (eager unless one was named). */
+static vf_attn train_attn(const vf__tcfg *c) { return c->attn == VF_ATTN_DEFAULT ? VF_ATTN_EAGER : c->attn; }
+
+/* One block's saved tensors (o->layer); *mlp_part: what its second norm, MLP
+ * and dropout mask hold, freed before the attention's backward. */
+static void block_saved(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf__tacts *o, uint64_t *mlp_part)
 {
-    memset(o, 0, sizeof *o);
     const uint64_t T = c->T, h = a->hidden, b = c->b, sq = c->s;
     const uint32_t act = c->act, r = c->resid;
     const bool upcast = a->softmax_upcast || c->amp; /* autocast runs softmax in fp32 */
     const uint64_t qdim = (uint64_t)a->n_heads * a->head_dim, kvdim = (uint64_t)a->n_kv_heads * a->head_dim;
     const uint64_t S = b * a->n_heads * sq * sq;
     const bool *in = s->linear_saves_input;
-    vf_attn attn = c->attn == VF_ATTN_DEFAULT ? VF_ATTN_EAGER : c->attn;
-
-    /* ---- one block ---- */
+    const vf_attn attn = train_attn(c);
     uint64_t L = 2 * norm_bytes(a, c, T, r);
     if (in[VF_ROLE_ATTN_Q] || in[VF_ROLE_ATTN_K] || in[VF_ROLE_ATTN_V] || in[VF_ROLE_ATTN_QKV])
         L += (uint64_t)act * T * h; /* q/k/v projections share one saved input */
@@ -108,10 +110,16 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     if (c->amp && a->n_layers) /* autocast's 16-bit weight copies, kept by each matmul for backward */
         L += 2 * (s->block_linear_params / a->n_layers);
     o->layer = L;
-    /* the second norm, the MLP and its dropout mask are freed before the attention's backward */
-    uint64_t mlp_part = L - before_mlp + norm_bytes(a, c, T, r) + (a->resid_drop > 0 ? T * h : 0);
+    *mlp_part = L - before_mlp + norm_bytes(a, c, T, r) + (a->resid_drop > 0 ? T * h : 0);
+}
 
-    /* ---- outside the blocks ---- */
+/* Outside the blocks: positions, embedding dropout, rope tables, the final
+ * norm, the head's input and the loss (o->non_layer); returns the head's part,
+ * freed before the last block's backward. */
+static uint64_t outside_saved(const vf__tarch *a, const vf__tcfg *c, vf__tacts *o)
+{
+    const uint64_t T = c->T, h = a->hidden, sq = c->s;
+    const uint32_t act = c->act, r = c->resid;
     uint64_t nl = 0;
     if (a->learned_pos)
         nl += 8 * sq; /* int64 position ids [1, s] kept by the embedding */
@@ -130,10 +138,19 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
         nl += (uint64_t)act * o->logits_tv + 8 * T;
     else
         nl += 4 * o->logits_tv + 8 * T + 4; /* fp32 log-softmax (HF upcasts logits), targets, weight */
-    uint64_t head_part = nl - before_head;
     o->non_layer = nl;
+    return nl - before_head;
+}
 
-    /* ---- recomputation ---- */
+/* What recomputation keeps of each block (o->layer_kept) and the total. */
+static void recompute_kept(const vf__tarch *a, const vf__tcfg *c, vf_recompute rc, vf__tacts *o)
+{
+    const uint64_t T = c->T, h = a->hidden, b = c->b, sq = c->s;
+    const uint32_t act = c->act, r = c->resid;
+    const bool upcast = a->softmax_upcast || c->amp;
+    const uint64_t S = b * a->n_heads * sq * sq;
+    const vf_attn attn = train_attn(c);
+    const uint64_t L = o->layer;
     switch (rc) {
     case VF_RECOMPUTE_NONE:
         o->layer_kept = L;
@@ -152,8 +169,20 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
         break;
     }
     o->total = a->n_layers * o->layer_kept + o->non_layer;
+}
 
-    /* ---- transients ---- */
+/* The step's transients: end of forward, start and inside of backward, the
+ * tied embedding's gradient at the end. */
+static void step_transients(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc,
+                            uint64_t head_part, uint64_t mlp_part, vf__tacts *o)
+{
+    const uint64_t T = c->T, h = a->hidden, b = c->b, sq = c->s;
+    const uint32_t act = c->act;
+    const bool upcast = a->softmax_upcast || c->amp;
+    const uint64_t qdim = (uint64_t)a->n_heads * a->head_dim;
+    const uint64_t S = b * a->n_heads * sq * sq;
+    const vf_attn attn = train_attn(c);
+    const uint64_t L = o->layer;
     /* end of forward: the logits in the activation dtype and HF's fp32 copy,
      * beside the saved log-probabilities */
     o->fwd_temp = act * o->logits_tv + (act < 4 && !c->litgpt ? 4 * o->logits_tv : 0);
@@ -201,4 +230,14 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     /* last: a tied embedding's gradient is built beside the head's and summed
      * into it; an untied one beside the gradient of its output */
     o->bwd_end = (!c->lora && a->tied) ? 2 * a->vocab * h * c->g_bytes : (uint64_t)act * T * h;
+}
+
+void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc, vf__tacts *o)
+{
+    memset(o, 0, sizeof *o);
+    uint64_t mlp_part = 0;
+    block_saved(a, c, s, o, &mlp_part);
+    uint64_t head_part = outside_saved(a, c, o);
+    recompute_kept(a, c, rc, o);
+    step_transients(a, c, s, rc, head_part, mlp_part, o);
 }

@@ -31,3 +31,11 @@ check_err "load: options after MODEL" 3 "no tensor data" "$VF" load "$L3" --devi
 check_err "models: option without its value" 2 "option '--family' needs a value" "$VF" models --family
 check_err "serve: option without its value" 2 "option '--addr' needs a value" "$VF" serve --addr
 check_err "dtypes: no argument" 2 "unexpected argument 'x'" "$VF" dtypes --json x
+
+# make without the build dependencies: one line naming the set-up (no compiler error)
+env -u MAKEFLAGS -u MAKELEVEL PKG_CONFIG_LIBDIR=/nonexistent PKG_CONFIG_PATH= make -n all >"$TMP/mk.out" 2>&1
+if [ $? -ne 0 ] && [ "$(wc -l <"$TMP/mk.out")" -eq 1 ] && grep -q "make deps" "$TMP/mk.out"; then
+    ok "make without dependencies names make deps"
+else
+    fail "make without dependencies names make deps" "$(head -3 "$TMP/mk.out")"
+fi
