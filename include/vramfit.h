@@ -809,6 +809,105 @@ VF_SIZE_PINNED(vf_local_gpu, 512);
  */
 VF_API vf_status vf_local_gpus(vf_local_gpu *out, size_t cap, size_t *count, vf_error *err);
 
+/*
+ * A session with NVML for repeated queries (vramfit watch samples it every few
+ * milliseconds): the library is opened once. The newest versioned NVML call
+ * the driver has is used, older ones otherwise (see load/nvml.c).
+ */
+typedef struct vf_nvml vf_nvml;
+
+/* A process with a CUDA context on a device. */
+typedef struct vf_gpu_process {
+    uint32_t pid;
+    uint64_t used_bytes;       /* UINT64_MAX when NVML cannot say (another user's process, WDDM) */
+} vf_gpu_process;
+
+/**
+ * Opens NVML and lists the devices it can reach. No driver, a driver that
+ * does not initialise, or no device: VF_EDEVICE with the reason in err.
+ */
+VF_API vf_status vf_nvml_open(vf_nvml **out, vf_error *err);
+VF_API size_t vf_nvml_count(const vf_nvml *n);
+/** Device i (0 .. count-1) as vf_local_gpus lists it, memory as at open; NULL past the end. */
+VF_API const vf_local_gpu *vf_nvml_device(const vf_nvml *n, size_t i);
+/** Device i's memory now: used (the v2 query leaves the driver's reserved memory out) and total. */
+VF_API vf_status vf_nvml_memory(vf_nvml *n, size_t i, uint64_t *used, uint64_t *total, vf_error *err);
+/** The processes with a compute context on device i now, at most cap of them. */
+VF_API vf_status vf_nvml_processes(vf_nvml *n, size_t i, vf_gpu_process *out, size_t cap, size_t *count,
+                                   vf_error *err);
+/** Closes the session; NULL is a no-op. */
+VF_API void vf_nvml_close(vf_nvml *n);
+
+
+/* ------------------------------------------------------------------------ */
+/* Out-of-memory messages (vramfit oom)                                      */
+/* ------------------------------------------------------------------------ */
+/*
+ * A log read once, in pieces of any size, in bounded memory: the first
+ * out-of-memory error of PyTorch (0.x-2.x, CUDA and HIP), vLLM (V0 and V1),
+ * llama.cpp (ggml's CUDA backend), DeepSpeed and Accelerate is explained with
+ * the figures its message states; later ones are counted. Any bytes are
+ * accepted; nothing in the text can make the scanner allocate or loop more.
+ */
+typedef enum vf_oom_figure {
+    VF_OOM_REQUESTED,           /* the allocation that failed */
+    VF_OOM_TOTAL,               /* the device's memory */
+    VF_OOM_FREE,                /* free on the device when it failed */
+    VF_OOM_ALLOCATED,           /* allocated by PyTorch's allocator */
+    VF_OOM_RESERVED,            /* reserved by the allocator (allocated + cached) */
+    VF_OOM_RESERVED_UNALLOCATED,/* reserved but unallocated: the fragmentation */
+    VF_OOM_PROCESS,             /* "this process has ... memory in use" */
+    VF_OOM_PROCESSES,           /* the sum of "Process N has ... memory in use" */
+    VF_OOM_ALLOWED,             /* set_per_process_memory_fraction's limit */
+    VF_OOM_PRIVATE_POOLS,       /* allocated in private pools (CUDA graphs) */
+    VF_OOM_NEEDED,              /* vLLM: the KV cache or the budget it needs */
+    VF_OOM_AVAILABLE,           /* vLLM: what it has for that */
+    VF_OOM_MAX_CONTEXT,         /* vLLM: the longest context that fits (tokens) */
+    VF_OOM_MAX_SEQ_LEN,         /* vLLM: the length it was asked for (tokens) */
+    VF_OOM_N_FIGURES
+} vf_oom_figure;
+
+#define VF_OOM_MESSAGE_LEN 512
+#define VF_OOM_MAX_ADVICE 8
+
+typedef struct vf_oom_report {
+    bool found;
+    char engine[16];            /* "pytorch", "vllm", "llamacpp", "deepspeed", "accelerate" */
+    char kind[24];              /* "cuda_oom", "hip_oom", "cuda_error", "kv_cache_too_small", ... */
+    char phase[24];             /* "loading", "profile_run", "kv_allocation", "compute_buffers",
+                                   "forward", "backward", "optimizer_step", "startup"; "" unknown */
+    char buffer[24];            /* llama.cpp: the buffer type that failed ("CUDA0", "CPU") */
+    int32_t gpu;                /* -1 when the message names none */
+    uint64_t figure[VF_OOM_N_FIGURES];
+    uint32_t stated;            /* bit i: figure[i] is stated by the message */
+    uint32_t derived;           /* bit i: figure[i] follows from stated ones */
+    uint32_t processes;         /* how many "Process N has" the message lists */
+    double utilization;         /* vLLM: gpu_memory_utilization the message or the log states; 0 none */
+    double fragmentation;       /* reserved-but-unallocated share of reserved; < 0 unknown */
+    uint64_t line;              /* the first error's line (1-based) */
+    uint64_t errors;            /* out-of-memory errors in the log (a repeat close by counts once) */
+    uint64_t lines, bytes;      /* what was read */
+    char message[VF_OOM_MESSAGE_LEN]; /* the first error's text, printable ASCII */
+    size_t n_advice;
+    char advice[VF_OOM_MAX_ADVICE][VF_NOTE_LEN];
+} vf_oom_report;
+
+typedef struct vf_oom_scanner vf_oom_scanner;
+
+/** A scanner, or NULL without memory. */
+VF_API vf_oom_scanner *vf_oom_open(void);
+/** Reads the next n bytes of the log. */
+VF_API void vf_oom_feed(vf_oom_scanner *s, const void *buf, size_t n);
+/**
+ * Ends the log and fills out. device_bytes, when not 0, is the device's
+ * memory from elsewhere (--gpu): advice that needs it (vLLM's utilization)
+ * uses it where the log states none.
+ */
+VF_API void vf_oom_finish(vf_oom_scanner *s, uint64_t device_bytes, vf_oom_report *out);
+VF_API void vf_oom_free(vf_oom_scanner *s);
+/** "requested", "total", ... : the JSON name's stem of a figure ("requested" → requested_bytes). */
+VF_API const char *vf_oom_figure_name(vf_oom_figure f);
+
 /* ------------------------------------------------------------------------ */
 /* The loader                                                                */
 /* ------------------------------------------------------------------------ */

@@ -35,6 +35,12 @@ int cmd_load(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_oom(int argc, char **argv);
+
+/* ---- capture.c ---- */
+/* Runs cmd (called with --json among argv) with stdout captured; *out is its
+ * one JSON object (NULL when it printed none). Returns cmd's exit status. */
+int vf_cli_capture_json(int (*cmd)(int, char **), int argc, char **argv, json_t **out);
 
 /* ---- output.c ---- */
 typedef enum { VF_UNITS_GIB, VF_UNITS_GB } vf_units;
