@@ -48,6 +48,32 @@ VF_HIDDEN uint64_t vf__pricer_tensor(const vf__pricer *p, size_t i, bool *quanti
 VF_HIDDEN bool vf__ggufmix_parse(const char *name, vf_dtype *base, int *ft);
 VF_HIDDEN vf_dtype *vf__ggufmix_types(const vf_model *m, vf_dtype base, int ft);
 
+/* Every tensor priced once per scheme, kept with the model (infer_wmemo.c):
+ * the whole-model sums and each block's bytes, split into what tensor
+ * parallelism shards (2-D) and what it replicates (1-D), and the same for
+ * the parts outside the blocks, so that a pipeline stage's weights are a sum
+ * over its blocks rather than over every tensor. */
+enum { VF__WP_EMBED, VF__WP_HEAD, VF__WP_NORM, VF__WP_OTHER, VF__WP_COUNT };
+typedef struct vf__wlayers {
+    char scheme[32];
+    vf_dtype keep;
+    vf__wprice w;
+    bool requant, gguf;
+    char name[32], method[32];
+    const char *keeps;
+    size_t n_mtp;
+    uint32_t n_layers;
+    uint64_t *sh, *rep;                     /* per block */
+    uint64_t part_sh[VF__WP_COUNT], part_rep[VF__WP_COUNT];
+    struct vf__wlayers *next;
+} vf__wlayers;
+/* The memo for (scheme, keep), built on first use; owned by the model. */
+VF_HIDDEN vf_status vf__weights_layers(const vf_model *m, const char *scheme, vf_dtype keep, const vf__wlayers **out,
+                                       vf_error *err);
+/* Fills L (zeroed by the caller) by pricing every tensor. */
+VF_HIDDEN vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep, vf__wlayers *L,
+                                      vf_error *err);
+
 /* Prices every tensor as stored, or re-priced with o->weights. keep_dtype
  * (VF_DTYPE_UNKNOWN = as stored) is what a bitsandbytes/GPTQ load keeps the
  * unquantized tensors in. */

@@ -2,6 +2,8 @@
  * a quantizer would store them (docs/memory-model.md, "Weights"). */
 #include "infer.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint64_t vf__smul(uint64_t a, uint64_t b)
@@ -169,26 +171,53 @@ uint64_t vf__pricer_tensor(const vf__pricer *p, size_t i, bool *quantized)
     return kept_bytes(t, p->keep);
 }
 
-vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep, vf__wprice *w, vf_estimate *e,
-                            vf_error *err)
+/* Which part of the model outside the repeated blocks a tensor is: a
+ * pipeline stage holds the embeddings first, the head and final norm last. */
+static int outside_part(const vf_tensor *t)
 {
-    memset(w, 0, sizeof *w);
+    switch (t->role) {
+    case VF_ROLE_EMBED:
+    case VF_ROLE_POS_EMBED:
+        return VF__WP_EMBED;
+    case VF_ROLE_OUTPUT:
+        return VF__WP_HEAD;
+    case VF_ROLE_NORM:
+        return VF__WP_NORM;
+    default:
+        return VF__WP_OTHER;
+    }
+}
+
+/* Prices every tensor once under a scheme: the whole-model sums and each
+ * block's share (what a pipeline stage adds up). */
+vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep, vf__wlayers *L, vf_error *err)
+{
+    vf__wprice *w = &L->w;
     vf__pricer pr;
     vf_status st = vf__pricer_init(&pr, m, scheme, keep, err);
     if (st != VF_OK)
         return st;
-    bool requant = pr.requant, gguf = pr.gguf;
-    const vf_quant_scheme q = pr.q;
-    const char *meth = gguf ? "llama.cpp quantizer" : requant && q.method ? q.method : "";
-    vf_dtype to_float = pr.to_float;
-    size_t n_mtp = 0;
+    bool gguf = pr.gguf;
+    L->requant = pr.requant;
+    L->gguf = gguf;
+    snprintf(L->name, sizeof L->name, "%s", pr.name);
+    snprintf(L->method, sizeof L->method, "%s", gguf ? "llama.cpp quantizer" : pr.requant && pr.q.method ? pr.q.method : "");
+    L->keeps = pr.q.keeps;
+    uint32_t nl = m->hp.n_layers;
+    L->n_layers = nl;
+    L->sh = nl ? calloc(nl, sizeof *L->sh) : NULL;
+    L->rep = nl ? calloc(nl, sizeof *L->rep) : NULL;
+    if (nl && (!L->sh || !L->rep)) {
+        vf__pricer_free(&pr);
+        return vf__err(err, VF_ENOMEM, "", "out of memory");
+    }
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
         /* multi-token-prediction layers are not loaded for plain inference:
          * transformers ignores them on load, vLLM loads them only for
          * speculative decoding, llama.cpp marks them TENSOR_SKIP */
         if (t->flags & VF_TENSOR_MTP) {
-            n_mtp++;
+            L->n_mtp++;
             continue;
         }
         uint64_t p = (t->flags & VF_TENSOR_NOT_PARAM) ? 0 : t->n_params;
@@ -203,32 +232,52 @@ vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep
         }
         w->bytes = vf__sadd(w->bytes, b);
         w->params += p;
-        if (t->n_dims >= 2)
+        bool sharded = t->n_dims >= 2;
+        if (sharded)
             w->sharded_bytes = vf__sadd(w->sharded_bytes, b);
+        uint64_t *slot;
+        if (t->layer >= 0 && (uint32_t)t->layer < nl)
+            slot = sharded ? &L->sh[t->layer] : &L->rep[t->layer];
+        else
+            slot = sharded ? &L->part_sh[outside_part(t)] : &L->part_rep[outside_part(t)];
+        *slot = vf__sadd(*slot, b);
     }
     vf__pricer_free(&pr);
     w->bits = w->params ? 8.0 * (double)w->bytes / (double)w->params : 0;
 
     const vf_hparams *hp = &m->hp;
+    vf_dtype to_float = pr.to_float;
     w->act_dtype = to_float != VF_DTYPE_UNKNOWN ? to_float
                    : hp->torch_dtype != VF_DTYPE_UNKNOWN && is_float(hp->torch_dtype) ? hp->torch_dtype
                                                                                       : dominant_float(m);
-    if (requant && !gguf && to_float == VF_DTYPE_UNKNOWN && keep != VF_DTYPE_UNKNOWN)
+    if (pr.requant && !gguf && to_float == VF_DTYPE_UNKNOWN && keep != VF_DTYPE_UNKNOWN)
         w->act_dtype = keep;
     if (w->act_dtype == VF_DTYPE_UNKNOWN || w->act_dtype == VF_DTYPE_F64)
         w->act_dtype = VF_DTYPE_F16;
+    return VF_OK;
+}
+
+vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep, vf__wprice *w, vf_estimate *e,
+                            vf_error *err)
+{
+    memset(w, 0, sizeof *w);
+    const vf__wlayers *L;
+    vf_status st = vf__weights_layers(m, scheme, keep, &L, err);
+    if (st != VF_OK)
+        return st;
+    *w = L->w;
     if (e) {
-        if (requant)
-            vf__assume(e, "weights = %s (%s): %.3f bits per weight achieved; %s", pr.name, meth, w->bits,
-                       gguf ? "1-D tensors F32, routers and position embeddings kept, output Q6_K, llama.cpp's "
-                              "mix rules for V, down and output projections"
-                            : q.keeps ? q.keeps : "");
+        if (L->requant)
+            vf__assume(e, "weights = %s (%s): %.3f bits per weight achieved; %s", L->name, L->method, w->bits,
+                       L->gguf ? "1-D tensors F32, routers and position embeddings kept, output Q6_K, llama.cpp's "
+                                 "mix rules for V, down and output projections"
+                               : L->keeps ? L->keeps : "");
         else
             vf__assume(e, "weights = as stored, %.3f bits per weight", w->bits);
-        if (n_mtp)
-            vf__assume(e, "multi-token-prediction layers (%zu tensors) not loaded", n_mtp);
-        vf__explain(e, "weights = sum over %zu tensors of their %s bytes = %llu B", m->n_tensors - n_mtp,
-                    requant ? "re-priced" : "stored", (unsigned long long)w->bytes);
+        if (L->n_mtp)
+            vf__assume(e, "multi-token-prediction layers (%zu tensors) not loaded", L->n_mtp);
+        vf__explain(e, "weights = sum over %zu tensors of their %s bytes = %llu B", m->n_tensors - L->n_mtp,
+                    L->requant ? "re-priced" : "stored", (unsigned long long)w->bytes);
     }
     return VF_OK;
 }

@@ -70,6 +70,11 @@ struct vf_model {
     size_t n_strings, cap_strings;
     char *arena_next; /* free space left in the last block */
     size_t arena_left;
+    /* weights priced per scheme, built on first use (infer_wmemo.c): a cache
+     * the const model keeps, guarded by one lock; freed through the pointer
+     * so that the description depends on no memory-model file */
+    struct vf__wlayers *wmemo;
+    void (*wmemo_free)(struct vf__wlayers *);
 };
 
 VF_HIDDEN vf_model *vf__model_new(vf_format fmt, const char *source);

@@ -58,6 +58,8 @@ void vf_model_free(vf_model *m)
     vf__hparams_free(&m->hp);
     json_decref(m->config);
     json_decref(m->gguf_kv);
+    if (m->wmemo_free)
+        m->wmemo_free(m->wmemo);
     free(m->source);
     free(m);
 }
