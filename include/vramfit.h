@@ -689,6 +689,8 @@ typedef struct vf_fit_opts { VF_GROWABLE_BEGIN
     const vf_gpu *gpu;         /* for speed bounds, the bigger-GPU advice and per-node limits; may be NULL */
     bool no_search;            /* skip max context / batch / GPUs and advice */
     vf_estimate_fn estimate;   /* NULL = vf_estimate_run */
+    uint32_t nodes;            /* machines; 0 = as many as gpus need. With gpus 0: nodes x gpus_per_node devices */
+    uint32_t gpus_per_node;    /* devices one machine holds; 0 = the catalog GPU's node (max_per_node), else 8 */
 VF_GROWABLE_END(4096) } vf_fit_opts;
 VF_SIZE_PINNED(vf_fit_opts, 4096);
 
@@ -709,6 +711,9 @@ typedef struct vf_fit { VF_GROWABLE_BEGIN
     size_t n_suggestions;
     vf_suggestion suggestions[VF_MAX_SUGGESTIONS];
     vf_speed speed;
+    uint32_t min_nodes;        /* machines min_gpus spans (gpus_per_node each) */
+    uint32_t gpus_per_node;    /* the node size the search used */
+    uint32_t nodes;            /* machines the devices asked for span */
 VF_GROWABLE_END(131072) } vf_fit;
 VF_SIZE_PINNED(vf_fit, 131072);
 
@@ -770,6 +775,36 @@ VF_API size_t vf_sweep_values(const vf_model *m, const vf_estimate_opts *o, vf_s
 VF_API vf_status vf_sweep_run(const vf_model *m, const vf_estimate_opts *o, vf_sweep_axis axis,
                               const uint64_t *values, size_t n, uint64_t gpu_bytes, vf_sweep_point *out,
                               size_t point_size, vf_error *err);
+
+/* One catalog GPU in the answer to "what do I need to run this?". */
+typedef struct vf_fit_row { VF_GROWABLE_BEGIN
+    const vf_gpu *gpu;         /* the catalog row */
+    bool fits;                 /* some count up to the search limit holds it */
+    uint32_t gpus, nodes;      /* the fewest devices, and the machines they span */
+    uint32_t tp, pp, dp;       /* the layout (dp: training's data-parallel ranks) */
+    int zero;                  /* training: the ZeRO stage it needs */
+    uint64_t needed_bytes;     /* per device, on the busiest rank of that layout */
+    int64_t headroom_bytes;    /* gpu memory - needed_bytes */
+    uint64_t total_bytes;      /* gpus x the device's memory: the table's order */
+    char parallelism[96];      /* the layout in words */
+VF_GROWABLE_END(256) } vf_fit_row;
+VF_SIZE_PINNED(vf_fit_row, 256);
+
+/** True when runtime r runs on g (vLLM has no Apple Metal backend). */
+VF_API bool vf_runtime_runs_on(vf_runtime r, const vf_gpu *g);
+
+/**
+ * For every catalog GPU the runtime runs on, the fewest devices (and nodes)
+ * that hold the model as opts->est asks, the layout, and the headroom per
+ * device: the answer to "what do I need?" that `fit` without --gpu and the
+ * web page show. opts->gpus_per_node (0 = each GPU's catalog node) and
+ * opts->estimate apply; opts->gpu_bytes and opts->gpu are ignored. Rows that
+ * fit come first, by total device memory (smallest first), then the GPUs
+ * that hold it at no count up to the search limit. *n_rows = rows written
+ * (at most cap; vf_gpu_count() always suffices).
+ */
+VF_API vf_status vf_fit_catalog(const vf_model *m, const vf_fit_opts *opts, vf_fit_row *rows, size_t cap,
+                                size_t *n_rows, vf_error *err);
 
 /** Speed bounds for an estimate on a GPU (n devices working together). */
 VF_API void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_estimate *e,

@@ -81,6 +81,8 @@ typedef struct vf_cli_fit_args {
     const char *values;  /* sweep --values N,N,... */
     bool runtime_set;
     vf_estimate_opts est;
+    uint32_t nodes;         /* --nodes N: machines (0 = as the devices need) */
+    uint32_t gpus_per_node; /* --gpus-per-node G (0 = the catalog GPU's node) */
 } vf_cli_fit_args;
 /* fit's, plan's and sweep's own options (before the knobs' tables). */
 extern const struct option vf_cli_fit_options[];
@@ -90,16 +92,14 @@ extern const struct option vf_cli_estimate_cmd_options[];
 int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a, void (*help)(void));
 /* After the model is open: knobs that depend on it and the runtime. */
 void vf_cli_fit_settle(vf_cli_fit_args *a, const vf_model *m);
-/* Whether the runtime runs on that catalog GPU (vLLM: not on Apple). */
-bool vf_cli_runtime_runs_on(vf_runtime r, const vf_gpu *g);
 /* Resolves the GPU(s) to fit on: --gpu, or --local (smallest free memory). */
 int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c);
 /* "inference" or "training". */
 const char *vf_cli_mode_name(const vf_estimate_opts *o);
 
 /* ---- fit_catalog.c: fit without --gpu ---- */
-/* Every catalog GPU with the fewest devices of it (1, 2, 4, 8, ... up to a
- * node) that fit, printed as a table or JSON; 0 when any fits, 1 when none. */
+/* Every catalog GPU with the fewest devices of it that fit (vf_fit_catalog),
+ * printed as a table or JSON; 0 when any fits, 1 when none. */
 int vf_cli_fit_catalog(const vf_cli_fit_args *a, vf_model *m);
 
 /* ---- speed_out.c: the speed bounds (fit, estimate) ---- */

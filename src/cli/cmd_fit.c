@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "estimate_opts.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +17,36 @@ static void help(void)
            "that fit (found by search on the memory model); the fewest GPUs of that kind and the\n"
            "parallelism that makes it fit; and when it does not fit, the changes that would, each\n"
            "re-checked by the model and ranked from least to most cost; and upper bounds on speed.\n"
-           "Without --gpu: every catalog GPU with the fewest devices of it (1, 2, 4, 8) that fit,\n"
-           "fewest first, then smallest. Exit status 0 fits, 1 does not.\n\n"
+           "Without --gpu: every catalog GPU with the fewest devices of it that fit (and the nodes),\n"
+           "least total memory first. Exit status 0 fits, 1 does not.\n\n"
            "  --gpu G                a catalog GPU (\"RTX 4090\", \"h100\", \"H100x8\") or a size (\"24GiB\", \"80GB\")\n"
            "  --local                this machine's devices (NVML), their free memory\n"
            "  --train                training instead of inference\n"
            "  --json                 one JSON object on stdout\n"
            "  --units U              gib (default) or gb\n"
+           "  --nodes N              machines the devices span; with a catalog --gpu and no count,\n"
+           "                         N x its node size devices\n"
+           "  --gpus-per-node G      devices per machine (default: the catalog GPU's node, 8 for\n"
+           "                         data-centre parts); tensor parallel stays inside a node,\n"
+           "                         pipeline stages go across nodes\n"
            "knobs (as for 'vramfit estimate'):\n");
     vf_cli_infer_opts_help(stdout);
     vf_cli_train_opts_help(stdout);
 }
 
-enum { O_GPU = VF_OPT_CMD_FIRST, O_LOCAL, O_TRAIN, O_JSON, O_UNITS, O_EMIT, O_OVER, O_VALUES, O_HELP };
+enum { O_GPU = VF_OPT_CMD_FIRST, O_LOCAL, O_TRAIN, O_JSON, O_UNITS, O_EMIT, O_OVER, O_VALUES, O_HELP, O_NODES, O_PER_NODE };
+
+/* --nodes / --gpus-per-node: a count of 1 to 4096 */
+static bool parse_count(const char *v, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || end == v || *end || v[0] == '-' || n < 1 || n > 4096)
+        return false;
+    *out = (uint32_t)n;
+    return true;
+}
 
 /* fit's, plan's and sweep's own options; this table comes first: its --gpu
  * (with a count and --local) wins over the shared one. --emit is plan's,
@@ -38,7 +56,8 @@ const struct option vf_cli_fit_options[] = {
     {"train", no_argument, 0, O_TRAIN},       {"json", no_argument, 0, O_JSON},
     {"units", required_argument, 0, O_UNITS}, {"emit", required_argument, 0, O_EMIT},
     {"over", required_argument, 0, O_OVER},   {"values", required_argument, 0, O_VALUES},
-    {"help", no_argument, 0, O_HELP},         {0, 0, 0, 0}};
+    {"help", no_argument, 0, O_HELP},         {"nodes", required_argument, 0, O_NODES},
+    {"gpus-per-node", required_argument, 0, O_PER_NODE}, {0, 0, 0, 0}};
 
 int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a, void (*helpfn)(void))
 {
@@ -74,6 +93,14 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
         case O_UNITS:
             if (!vf_parse_units(v, &a->units))
                 return vf_usage_error(cmd, "--units: '%s' is not gib or gb", v);
+            continue;
+        case O_NODES:
+            if (!parse_count(v, &a->nodes))
+                return vf_usage_error(cmd, "--nodes: '%s' is not a count of 1 to 4096", v);
+            continue;
+        case O_PER_NODE:
+            if (!parse_count(v, &a->gpus_per_node))
+                return vf_usage_error(cmd, "--gpus-per-node: '%s' is not a count of 1 to 4096", v);
             continue;
         case O_EMIT:
             if (!emit_ok)
@@ -167,12 +194,6 @@ int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c)
     return -1;
 }
 
-bool vf_cli_runtime_runs_on(vf_runtime r, const vf_gpu *g)
-{
-    /* vLLM runs on CUDA and ROCm devices, not on Apple's Metal */
-    return !(r == VF_RUNTIME_VLLM && g->vendor && !strcmp(g->vendor, "apple"));
-}
-
 /* ---- output ---- */
 
 const char *vf_cli_mode_name(const vf_estimate_opts *o)
@@ -256,8 +277,9 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         fprintf(stderr, "vramfit: out of memory\n");
         return VF_EXIT_IO;
     }
-    vf_fit_opts fo = {.est = a->est, .gpu_bytes = c->gpu.memory_bytes, .gpus = c->count,
-                      .gpu = c->gpu.bandwidth_gbs > 0 || c->from_catalog ? &c->gpu : NULL};
+    vf_fit_opts fo = {.est = a->est, .gpu_bytes = c->gpu.memory_bytes, .gpus = a->nodes && c->count == 1 ? 0 : c->count,
+                      .gpu = c->gpu.bandwidth_gbs > 0 || c->from_catalog ? &c->gpu : NULL, .nodes = a->nodes,
+                      .gpus_per_node = a->gpus_per_node};
     vf_error e = {0};
     int rc;
     if (vf_fit_run(m, &fo, f, &e) != VF_OK) {

@@ -81,7 +81,7 @@ int cmd_plan(int argc, char **argv)
         const vf_gpu *best = NULL;
         for (size_t i = 0; i < vf_gpu_count(); i++) {
             const vf_gpu *g = vf_gpu_get(i);
-            if ((best && g->memory_bytes >= best->memory_bytes) || !vf_cli_runtime_runs_on(a.est.runtime, g))
+            if ((best && g->memory_bytes >= best->memory_bytes) || !vf_runtime_runs_on(a.est.runtime, g))
                 continue;
             vf_fit_opts fo = {.est = a.est, .gpu_bytes = g->memory_bytes, .gpus = 1, .gpu = g, .no_search = true};
             if (vf_fit_run(m, &fo, f, &e) != VF_OK) {
@@ -103,8 +103,10 @@ int cmd_plan(int argc, char **argv)
         }
         note("no --gpu given: planning for %s, the smallest catalog GPU that fits", best->name);
     }
+    if (a.nodes && c.count == 1)
+        c.count = a.nodes * (a.gpus_per_node ? a.gpus_per_node : c.gpu.max_per_node ? c.gpu.max_per_node : 8);
     vf_fit_opts fo = {.est = a.est, .gpu_bytes = c.gpu.memory_bytes, .gpus = c.count,
-                      .gpu = c.from_catalog ? &c.gpu : NULL};
+                      .gpu = c.from_catalog ? &c.gpu : NULL, .nodes = a.nodes, .gpus_per_node = a.gpus_per_node};
     if (vf_fit_run(m, &fo, f, &e) != VF_OK) {
         rc = vf_report_error(&e);
         goto out;

@@ -9,7 +9,7 @@
 void vf_estimate_opts_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n)
 {
     if (m && o)
-        vf__fit_spread(m, o, n);
+        vf__fit_spread(m, o, n, 8); /* a data-centre node; fit takes the GPU's own */
 }
 
 vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn, uint64_t *needed,
@@ -37,9 +37,14 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
     if (!scratch)
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     vf__fit_ctx c = {.m = m, .fn = opts->estimate ? opts->estimate : vf_estimate_run, .scratch = scratch};
-    uint32_t n = opts->gpus ? opts->gpus : 1;
+    uint32_t per_node = vf__fit_per_node(opts);
+    uint32_t n = opts->gpus ? opts->gpus : opts->nodes ? opts->nodes * per_node : 1;
+    if (n > 4096)
+        n = 4096;
     vf_estimate_opts o = opts->est;
-    vf__fit_spread(m, &o, n);
+    vf__fit_spread(m, &o, n, per_node);
+    out->gpus_per_node = per_node;
+    out->nodes = opts->nodes ? opts->nodes : n / per_node + (n % per_node != 0);
 
     uint64_t needed = 0;
     int r = vf__fit_try(&c, &o, opts->gpu_bytes, &needed, err);
@@ -63,13 +68,13 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
         out->max_context = vf__fit_max_context(&c, &o, opts->gpu_bytes, &out->max_context_capped);
         out->max_batch = vf__fit_max_batch(&c, &o, opts->gpu_bytes, &out->max_batch_capped);
         vf__gpu_plan plan;
-        uint32_t per_node = opts->gpu && opts->gpu->max_per_node ? opts->gpu->max_per_node : 8;
         if (vf__fit_min_gpus(&c, &opts->est, opts->gpu_bytes, per_node, &plan)) {
             out->min_gpus = plan.gpus;
             out->min_tp = plan.tp;
             out->min_pp = plan.pp;
             out->min_dp = plan.dp;
             out->min_zero = plan.zero;
+            out->min_nodes = plan.nodes;
             snprintf(out->parallelism, sizeof out->parallelism, "%s", plan.words);
         }
         if (!out->fits)

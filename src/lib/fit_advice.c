@@ -376,7 +376,7 @@ static void scale_cheap(advisor *a)
     if (!ch[0])
         return;
     vf__gpu_plan p;
-    uint32_t per_node = a->opts->gpu && a->opts->gpu->max_per_node ? a->opts->gpu->max_per_node : 8;
+    uint32_t per_node = vf__fit_per_node(a->opts);
     if (!vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &p) || p.gpus <= a->n)
         return;
     vf__fit_apply_plan(&o, &p);
@@ -429,7 +429,7 @@ static void combine(advisor *a)
      * then without each change that count does not need */
     apply_set(a, use, &o, ch, sizeof ch, &cost);
     vf__gpu_plan p;
-    uint32_t per_node = a->opts->gpu && a->opts->gpu->max_per_node ? a->opts->gpu->max_per_node : 8;
+    uint32_t per_node = vf__fit_per_node(a->opts);
     if (!vf__fit_min_gpus(a->c, &o, a->opts->gpu_bytes, per_node, &p) || p.gpus <= a->n ||
         (a->out->min_gpus && p.gpus >= a->out->min_gpus))
         return;

@@ -16,6 +16,7 @@ typedef struct vf__fit_ctx {
 
 typedef struct vf__gpu_plan {
     uint32_t gpus, tp, pp, dp;
+    uint32_t nodes; /* machines of per_node devices the layout spans */
     int zero;
     char words[96];
 } vf__gpu_plan;
@@ -28,6 +29,8 @@ VF_HIDDEN void vf__set_context(vf_estimate_opts *o, uint64_t ctx);
 VF_HIDDEN void vf__set_batch(vf_estimate_opts *o, uint64_t b);
 VF_HIDDEN bool vf__fit_min_gpus(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu_bytes, uint32_t per_node,
                                 vf__gpu_plan *plan);
+/* GPUs per node: the option, else the catalog GPU's node, else 8. */
+VF_HIDDEN uint32_t vf__fit_per_node(const vf_fit_opts *opts);
 VF_HIDDEN void vf__fit_apply_plan(vf_estimate_opts *o, const vf__gpu_plan *p);
 /* The longest context / largest batch that fits (*capped: the search hit its cap). */
 VF_HIDDEN uint64_t vf__fit_max_context(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *capped);
@@ -35,7 +38,7 @@ VF_HIDDEN uint64_t vf__fit_max_batch(vf__fit_ctx *c, const vf_estimate_opts *o, 
 /* llama.cpp's layer split over n devices in equal shares. */
 VF_HIDDEN void vf__split_layers_evenly(vf_estimate_opts *o, uint32_t n);
 /* The knobs for n devices when the user gave only a count ("H100x2"). */
-VF_HIDDEN void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n);
+VF_HIDDEN void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n, uint32_t per_node);
 VF_HIDDEN void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts *opts, vf_fit *out);
 
 #endif

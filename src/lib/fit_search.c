@@ -182,6 +182,77 @@ static void set_gpus(vf__fit_ctx *c, vf_estimate_opts *o, uint32_t n, uint32_t t
     }
 }
 
+/* The fewest pipeline stages in [2, max_pp] of tp GPUs each that fit (one
+ * stage is known not to): a stage's share of the model only shrinks with
+ * more stages, so gallop then bisect. 0 when none does. */
+static uint32_t min_stages(vf__fit_ctx *c, vf_estimate_opts *o, uint64_t gpu_bytes, uint32_t tp, uint32_t max_pp)
+{
+    uint32_t lo = 1, hi = 0, pp = 2; /* !fits(lo), fits(hi) */
+    for (;;) {
+        set_gpus(c, o, tp * pp, tp, pp);
+        if (fits_at(c, o, gpu_bytes)) {
+            hi = pp;
+            break;
+        }
+        lo = pp;
+        if (pp == max_pp)
+            return 0;
+        pp = pp > max_pp / 2 ? max_pp : pp * 2;
+    }
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        set_gpus(c, o, tp * mid, tp, mid);
+        if (fits_at(c, o, gpu_bytes))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+static uint32_t nodes_for(uint32_t gpus, uint32_t per_node)
+{
+    return gpus / per_node + (gpus % per_node != 0);
+}
+
+/* Inference layouts as the engines run them: tensor parallel inside a node
+ * (llama.cpp: a layer split over n devices), and past one node pipeline
+ * stages of one tensor-parallel group each (vLLM's multi-node guidance: tp =
+ * GPUs per node, pp = nodes), vLLM splitting the layers as get_pp_indices. */
+static bool min_gpus_infer(vf__fit_ctx *c, vf_estimate_opts *o, uint64_t gpu_bytes, uint32_t per_node,
+                           vf__gpu_plan *plan)
+{
+    const vf_hparams *hp = vf_model_hparams(c->m);
+    bool llama = o->runtime == VF_RUNTIME_LLAMACPP;
+    uint32_t best_tp = 1;
+    for (uint32_t n = 1; n <= (llama ? VF_MAX_SPLIT : per_node); n++) {
+        if (!llama && !tp_valid(c->m, n))
+            continue;
+        best_tp = n;
+        set_gpus(c, o, n, llama ? 1 : n, 1);
+        if (fits_at(c, o, gpu_bytes)) {
+            plan->gpus = n;
+            plan->tp = llama ? 1 : n;
+            plan->pp = 1;
+            snprintf(plan->words, sizeof plan->words, n == 1 ? "one GPU" : llama ? "layers split over %u GPUs"
+                                                                                 : "tensor parallel %u", n);
+            return true;
+        }
+    }
+    if (llama)
+        return false; /* llama.cpp's split: at most VF_MAX_SPLIT devices */
+    uint32_t layers = hp && hp->n_layers ? hp->n_layers : 128;
+    uint32_t max_pp = GPUS_CAP / best_tp < layers ? GPUS_CAP / best_tp : layers;
+    uint32_t pp = max_pp >= 2 ? min_stages(c, o, gpu_bytes, best_tp, max_pp) : 0;
+    if (pp < 2)
+        return false;
+    plan->gpus = best_tp * pp;
+    plan->tp = best_tp;
+    plan->pp = pp;
+    snprintf(plan->words, sizeof plan->words, "tensor parallel %u x pipeline parallel %u", best_tp, pp);
+    return true;
+}
+
 bool vf__fit_min_gpus(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu_bytes, uint32_t per_node,
                       vf__gpu_plan *plan)
 {
@@ -190,41 +261,9 @@ bool vf__fit_min_gpus(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu
     if (per_node < 1)
         per_node = 1;
     if (o.mode == VF_MODE_INFERENCE) {
-        const vf_hparams *hp = vf_model_hparams(c->m);
-        uint32_t best_tp = 1;
-        bool llama = o.runtime == VF_RUNTIME_LLAMACPP;
-        /* within a node: tensor parallel (llama.cpp: a layer split over n devices) */
-        for (uint32_t n = 1; n <= per_node && n <= 8; n++) {
-            if (!llama && !tp_valid(c->m, n))
-                continue;
-            best_tp = n;
-            set_gpus(c, &o, n, llama ? 1 : n, 1);
-            if (fits_at(c, &o, gpu_bytes)) {
-                plan->gpus = n;
-                plan->tp = llama ? 1 : n;
-                plan->pp = 1;
-                snprintf(plan->words, sizeof plan->words, n == 1 ? "one GPU" : llama ? "layers split over %u GPUs"
-                                                                                     : "tensor parallel %u", n);
-                return true;
-            }
-        }
-        /* across nodes: pipeline stages of best_tp GPUs each */
-        uint32_t layers = hp && hp->n_layers ? hp->n_layers : 128;
-        for (uint32_t pp = 2; pp <= layers && best_tp * pp <= GPUS_CAP; pp++) {
-            uint32_t n = best_tp * pp;
-            set_gpus(c, &o, n, llama ? 1 : best_tp, llama ? 1 : pp);
-            if (fits_at(c, &o, gpu_bytes)) {
-                plan->gpus = n;
-                plan->tp = llama ? 1 : best_tp;
-                plan->pp = llama ? 1 : pp;
-                if (llama)
-                    snprintf(plan->words, sizeof plan->words, "layers split over %u GPUs", n);
-                else
-                    snprintf(plan->words, sizeof plan->words, "tensor parallel %u x pipeline parallel %u", best_tp, pp);
-                return true;
-            }
-        }
-        return false;
+        bool ok = min_gpus_infer(c, &o, gpu_bytes, per_node, plan);
+        plan->nodes = ok ? nodes_for(plan->gpus, per_node) : 0;
+        return ok;
     }
     /* training: data parallel; more GPUs only help once states are sharded */
     int zero = o.train.zero;
@@ -239,6 +278,7 @@ bool vf__fit_min_gpus(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu
         if (fits_at(c, &o, gpu_bytes)) {
             plan->gpus = 1;
             plan->dp = 1;
+            plan->nodes = 1;
             plan->zero = o.train.zero;
             snprintf(plan->words, sizeof plan->words, "one GPU");
             return true;
@@ -265,6 +305,7 @@ bool vf__fit_min_gpus(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu
         }
         plan->gpus = hi;
         plan->dp = hi;
+        plan->nodes = nodes_for(hi, per_node);
         plan->zero = o.train.zero;
         snprintf(plan->words, sizeof plan->words, "ZeRO-%d data parallel over %u GPUs", o.train.zero, hi);
         return true;
@@ -288,7 +329,7 @@ void vf__fit_apply_plan(vf_estimate_opts *o, const vf__gpu_plan *p)
 }
 
 /* The knobs for n devices when the user gave only a count ("H100x2"). */
-void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n)
+void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n, uint32_t per_node)
 {
     if (n <= 1)
         return;
@@ -298,11 +339,12 @@ void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n)
         if (o->runtime == VF_RUNTIME_LLAMACPP) {
             if (!o->infer.n_split)
                 vf__split_layers_evenly(o, n);
-        } else if (tp_valid(m, n) && n <= 8) {
+        } else if (tp_valid(m, n) && n <= per_node) {
             o->tp = n;
         } else {
+            /* tensor parallel inside a node, pipeline stages across */
             uint32_t tp = 1;
-            for (uint32_t t = 8; t >= 1; t--)
+            for (uint32_t t = per_node < n ? per_node : n; t >= 1; t--)
                 if (n % t == 0 && tp_valid(m, t)) {
                     tp = t;
                     break;
@@ -311,4 +353,11 @@ void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n)
             o->pp = n / tp;
         }
     }
+}
+
+uint32_t vf__fit_per_node(const vf_fit_opts *opts)
+{
+    if (opts->gpus_per_node)
+        return opts->gpus_per_node;
+    return opts->gpu && opts->gpu->max_per_node ? opts->gpu->max_per_node : 8;
 }

@@ -57,10 +57,31 @@ for spec in "Qwen/Qwen3-8B RTX4090 generic" "meta-llama/Llama-3.1-8B L4 transfor
     fi
 done
 
-# Without --gpu: every catalog GPU with the fewest devices that fit, fewest then smallest first.
-check_json "fit: catalog list fewest, then smallest first" 0 \
-    '.fits and (.gpus | length) > 0 and ([.gpus[] | [.count, .gpu_bytes]] == ([.gpus[] | [.count, .gpu_bytes]] | sort)) and all(.gpus[]; .headroom_bytes >= 0)' \
+# Without --gpu: every catalog GPU with the fewest devices that hold it, least
+# total memory (count x memory) first; each row's count and headroom as fit
+# --gpu GxN finds them on its own.
+check_json "fit: catalog list least total memory first" 0 \
+    '.fits and (.gpus | length) > 0 and ([.gpus[].total_gpu_bytes] == ([.gpus[].total_gpu_bytes] | sort)) and all(.gpus[]; .headroom_bytes >= 0 and .total_gpu_bytes == .count * .gpu_bytes and .nodes >= 1)' \
     "$VF" fit Qwen/Qwen3-8B --context 4096 --json
+"$VF" fit Qwen/Qwen3-8B --runtime vllm --context 8192 --json >"$TMP/cat.json" 2>/dev/null
+for g in "RTX 4090" "H100 SXM 80GB" "L4"; do
+    n=$(jq -r --arg g "$g" '.gpus[] | select(.gpu == $g) | .count' "$TMP/cat.json")
+    h=$(jq -r --arg g "$g" '.gpus[] | select(.gpu == $g) | .headroom_bytes' "$TMP/cat.json")
+    check_json "fit: catalog row $g x$n is what fit finds" 0 ".fits and .headroom_bytes == $h" \
+        "$VF" fit Qwen/Qwen3-8B --runtime vllm --context 8192 --gpu "${g}x$n" --json
+    [ "$n" -gt 1 ] && check_json "fit: catalog row $g: one fewer does not fit" 1 '.fits == false' \
+        "$VF" fit Qwen/Qwen3-8B --runtime vllm --context 8192 --gpu "${g}x$((n - 1))" --json
+done
+# Qwen3-8B at its full 40,960 tokens: 15.3 GiB of bf16 weights (8.19 B parameters) and
+# one request's KV cache, 36 layers x 2 x 8 heads x 128 x 2 B x 40,960 = 5.63 GiB, leave
+# nothing of vLLM's 0.9 x 23.65 GiB on an RTX 4090 for the warm-up: two, tensor parallel;
+# at 8192 tokens one holds it.
+check_json "fit: catalog: Qwen3-8B at 40k on vLLM needs two RTX 4090" 0 \
+    'any(.gpus[]; .gpu == "RTX 4090" and .count == 2 and .tp == 2 and .nodes == 1)' \
+    "$VF" fit Qwen/Qwen3-8B --runtime vllm --json
+check_json "fit: catalog: one RTX 4090 at 8192" 0 'any(.gpus[]; .gpu == "RTX 4090" and .count == 1)' cat "$TMP/cat.json"
+check_err "fit: --nodes 0" 2 "--nodes" "$VF" fit x --nodes 0
+check_err "fit: --gpus-per-node lots" 2 "--gpus-per-node" "$VF" fit x --gpus-per-node lots
 check_json "fit: bare size" 0 '.gpu_bytes == 24*1073741824' "$VF" fit meta-llama/Llama-3.2-1B --gpu 24GiB --context 4096 --json
 check_out "fit: human output has the unit" 0 "GiB" "$VF" fit meta-llama/Llama-3.2-1B --gpu RTX4090 --context 4096
 check_out "fit: speed bounds labelled" 0 "Speed bounds (upper limits" "$VF" fit meta-llama/Llama-3.2-1B --gpu RTX4090 --context 4096

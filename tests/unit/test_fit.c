@@ -897,6 +897,72 @@ static void test_fit_catalog_properties(void **state)
     assert_true(checked > 0);
 }
 
+/* The stub's per-GPU bytes at its default context for n devices, written out
+ * again here from its definition: 10 B bf16 weights and 131072 B of KV per
+ * token over n, 4096 B of activations per token and 0.5 GiB on every GPU. */
+static uint64_t stub_per_gpu(uint64_t ctx, uint32_t n)
+{
+    return 20000000000ull / n + 131072ull * ctx / n + ctx * 4096 + GIB / 2;
+}
+
+static bool stub_tp_ok(uint32_t tp) /* the stub model's 32 heads and 8 KV heads */
+{
+    return 32 % tp == 0 && (8 % tp == 0 || tp % 8 == 0);
+}
+
+/* vf_fit_catalog: every catalog GPU, the fewest devices by the stub's own
+ * arithmetic (tensor parallel inside the GPU's node, pipeline stages past
+ * it), least total memory first. */
+static void test_fit_catalog_table(void **state)
+{
+    (void)state;
+    vf_model *m = stub_model(32, 4096);
+    vf_fit_opts fo = stub_fit_opts(0);
+    size_t n = vf_gpu_count(), got = 0;
+    vf_fit_row *rows = calloc(n, sizeof *rows);
+    assert_int_equal(vf_fit_catalog(m, &fo, rows, n, &got, NULL), VF_OK);
+    assert_int_equal(got, n); /* the generic runtime runs on every catalog GPU */
+    size_t fitting = 0;
+    for (size_t i = 0; i < got; i++) {
+        const vf_fit_row *r = &rows[i];
+        uint64_t mem = r->gpu->memory_bytes;
+        uint32_t node = r->gpu->max_per_node;
+        /* the expected count: the first tensor-parallel size in a node that fits,
+         * else the fewest stages of the largest valid one */
+        uint32_t want = 0, best_tp = 1;
+        for (uint32_t t = 1; t <= node && !want; t++)
+            if (stub_tp_ok(t)) {
+                best_tp = t;
+                if (stub_per_gpu(4096, t) <= mem)
+                    want = t;
+            }
+        for (uint32_t pp = 2; !want && pp <= 40; pp++)
+            if (stub_per_gpu(4096, best_tp * pp) <= mem)
+                want = best_tp * pp;
+        if (!want) {
+            assert_false(r->fits);
+            continue;
+        }
+        assert_true(r->fits);
+        fitting++;
+        assert_int_equal(r->gpus, want);
+        assert_int_equal(r->tp * r->pp, want);
+        assert_int_equal(r->nodes, (want + node - 1) / node);
+        assert_int_equal(r->needed_bytes, stub_per_gpu(4096, want));
+        assert_true(r->headroom_bytes == (int64_t)mem - (int64_t)r->needed_bytes);
+        assert_true(r->total_bytes == mem * want);
+        if (i > 0 && rows[i - 1].fits)
+            assert_true(rows[i - 1].total_bytes <= r->total_bytes);
+    }
+    assert_true(fitting > 10);
+    /* an 8 GB card needs more than one: 20.5e9 / n + 0.55 GB */
+    for (size_t i = 0; i < got; i++)
+        if (!strcmp(rows[i].gpu->name, "RTX 3070"))
+            assert_true(rows[i].gpus >= 4);
+    free(rows);
+    vf_model_free(m);
+}
+
 /* Every keyword=value of the Accelerate plan is a documented argument. */
 static void test_plan_accelerate_documented(void **state)
 {
@@ -968,6 +1034,7 @@ int main(void)
         cmocka_unit_test(test_plan_deepspeed_documented),
         cmocka_unit_test(test_plan_accelerate_documented),
         cmocka_unit_test(test_fit_catalog_properties),
+        cmocka_unit_test(test_fit_catalog_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
