@@ -257,31 +257,6 @@ vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep
     return VF_OK;
 }
 
-vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep, vf__wprice *w, vf_estimate *e,
-                            vf_error *err)
-{
-    memset(w, 0, sizeof *w);
-    const vf__wlayers *L;
-    vf_status st = vf__weights_layers(m, scheme, keep, &L, err);
-    if (st != VF_OK)
-        return st;
-    *w = L->w;
-    if (e) {
-        if (L->requant)
-            vf__assume(e, "weights = %s (%s): %.3f bits per weight achieved; %s", L->name, L->method, w->bits,
-                       L->gguf ? "1-D tensors F32, routers and position embeddings kept, output Q6_K, llama.cpp's "
-                                 "mix rules for V, down and output projections"
-                               : L->keeps ? L->keeps : "");
-        else
-            vf__assume(e, "weights = as stored, %.3f bits per weight", w->bits);
-        if (L->n_mtp)
-            vf__assume(e, "multi-token-prediction layers (%zu tensors) not loaded", L->n_mtp);
-        vf__explain(e, "weights = sum over %zu tensors of their %s bytes = %llu B", m->n_tensors - L->n_mtp,
-                    L->requant ? "re-priced" : "stored", (unsigned long long)w->bytes);
-    }
-    return VF_OK;
-}
-
 uint64_t vf__weights_per_gpu(const vf__wprice *w, uint32_t tp)
 {
     return (w->bytes - w->sharded_bytes) + w->sharded_bytes / (tp ? tp : 1);
