@@ -1,0 +1,619 @@
+/* alloc_torch.c — PyTorch's CUDA caching allocator, replayed from its source
+ * (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator: malloc,
+ * get_free_block, should_split, alloc_block, free_block, try_merge_blocks,
+ * garbage_collect_cached_blocks, release_cached_blocks; expandable segments:
+ * find_expandable_block, map_block). One stream; no OOM retries but the ones a
+ * memory fraction forces. Sizes and ordering as the source has them; the
+ * addresses are stand-ins (segments laid out one after another), used only
+ * to break ties between free blocks of one size, as BlockComparatorSize does. */
+#include "alloc_torch.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MIN_BLOCK 512u                      /* kMinBlockSize */
+#define SMALL_SIZE ((uint64_t)1 << 20)      /* kSmallSize: largest "small" request */
+#define SMALL_BUFFER ((uint64_t)2 << 20)    /* kSmallBuffer: small segments */
+#define LARGE_BUFFER ((uint64_t)20 << 20)   /* kLargeBuffer: segments for 1-10 MiB requests */
+#define MIN_LARGE_ALLOC ((uint64_t)10 << 20) /* kMinLargeAlloc */
+#define ROUND_LARGE ((uint64_t)2 << 20)     /* kRoundLarge */
+#define NONE 0u                             /* no block (indices are 1-based) */
+#define MAX_BLOCKS (1u << 26)               /* a replay never needs more: bounded host memory */
+
+typedef struct blk {
+    uint64_t addr, size;
+    uint64_t gc_base; /* the pool's get_free_block count when it was cached */
+    uint32_t prev, next;
+    bool small, allocated, mapped, live;
+} blk;
+
+typedef struct pool {
+    uint32_t *free;   /* cached blocks sorted by (size, addr) */
+    uint32_t n_free, cap_free;
+    uint64_t gc_calls;
+    uint32_t tail;    /* expandable: the unmapped rest of the segment's address space */
+} pool;
+
+struct vf__talloc {
+    vf__tconf c;
+    uint64_t allowed;      /* fraction x device memory; 0 = no limit */
+    blk *b;
+    uint32_t n, cap;
+    uint32_t *spare;       /* released block slots */
+    uint32_t n_spare, cap_spare;
+    pool pools[2];         /* [0] small, [1] large */
+    uint64_t next_addr;
+    vf__tstats st;
+};
+
+static uint64_t ceil_to(uint64_t v, uint64_t q) { return v > UINT64_MAX - q ? UINT64_MAX / q * q : (v + q - 1) / q * q; }
+
+void vf__tconf_default(vf__tconf *c)
+{
+    memset(c, 0, sizeof *c);
+    c->max_split = UINT64_MAX;
+}
+
+/* ---- configuration (c10/core/AllocatorConfig.cpp, CUDAAllocatorConfig.cpp) ---- */
+
+static bool parse_bool(const char *v, size_t n, bool *out)
+{
+    if (n == 4 && strncasecmp(v, "true", 4) == 0)
+        return *out = true, true;
+    if (n == 5 && strncasecmp(v, "false", 5) == 0)
+        return *out = false, true;
+    return false;
+}
+
+static bool parse_uint(const char *v, size_t n, uint64_t max, uint64_t *out)
+{
+    uint64_t x = 0;
+    if (!n || n > 19)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return false;
+        x = x * 10 + (uint64_t)(v[i] - '0');
+    }
+    if (x > max)
+        return false;
+    *out = x;
+    return true;
+}
+
+static bool parse_fraction(const char *v, size_t n, double *out)
+{
+    char buf[32];
+    if (!n || n >= sizeof buf)
+        return false;
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    char *end;
+    double x = strtod(buf, &end);
+    if (*end || !(x > 0.0 && x < 1.0))
+        return false;
+    *out = x;
+    return true;
+}
+
+/* One key:value pair. Keys PyTorch accepts but that do not change device
+ * memory (pinned host memory, lock release) are accepted and ignored. */
+static vf_status conf_pair(vf__tconf *c, const char *k, size_t kn, const char *v, size_t vn, vf_error *err)
+{
+#define KEY(s) (kn == sizeof(s) - 1 && strncmp(k, s, kn) == 0)
+    uint64_t u;
+    if (KEY("max_split_size_mb")) {
+        /* AllocatorConfig::parseMaxSplitSize: at least kLargeBuffer / 1 MiB */
+        if (!parse_uint(v, vn, UINT64_MAX >> 20, &u) || u < LARGE_BUFFER >> 20)
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "max_split_size_mb must be a whole number >= 20");
+        c->max_split = u << 20;
+    } else if (KEY("garbage_collection_threshold")) {
+        if (!parse_fraction(v, vn, &c->gc_threshold))
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "garbage_collection_threshold must be in (0, 1)");
+    } else if (KEY("expandable_segments")) {
+        if (!parse_bool(v, vn, &c->expandable))
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "expandable_segments must be True or False");
+    } else if (KEY("roundup_power2_divisions")) {
+        /* one value for every size (the [size:divisions,...] list form is not read) */
+        if (!parse_uint(v, vn, 1u << 20, &u) || !u || (u & (u - 1)))
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "roundup_power2_divisions must be a power of 2");
+        c->roundup_div = (uint32_t)u;
+    } else if (KEY("backend")) {
+        if (vn == 6 && strncmp(v, "native", 6) == 0)
+            c->async_backend = false;
+        else if (vn == 15 && strncmp(v, "cudaMallocAsync", 15) == 0)
+            c->async_backend = true;
+        else
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "backend must be native or cudaMallocAsync");
+    } else if (KEY("release_lock_on_cudamalloc") || KEY("pinned_use_cuda_host_register") ||
+               KEY("pinned_num_register_threads") || KEY("pinned_reserve_segment_size_mb") ||
+               KEY("graph_capture_record_stream_reuse") || KEY("max_non_split_rounding_mb")) {
+        (void)v;
+    } else {
+        return vf__err(err, VF_EINVAL, "--alloc-conf", "unrecognized key '%.*s' in CUDA allocator config",
+                       (int)(kn < 64 ? kn : 64), k);
+    }
+#undef KEY
+    return VF_OK;
+}
+
+vf_status vf__tconf_parse(const char *s, vf__tconf *c, vf_error *err)
+{
+    vf__tconf_default(c);
+    if (!s)
+        return VF_OK;
+    if (strlen(s) > 1024)
+        return vf__err(err, VF_EINVAL, "--alloc-conf", "too long");
+    const char *p = s;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *k = p;
+        while (*p && *p != ':' && *p != ',')
+            p++;
+        if (*p != ':')
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "expected key:value pairs separated by commas");
+        size_t kn = (size_t)(p - k);
+        const char *v = ++p;
+        while (*p && *p != ',')
+            p++;
+        size_t vn = (size_t)(p - v);
+        while (kn && k[kn - 1] == ' ')
+            kn--;
+        while (vn && v[vn - 1] == ' ')
+            vn--;
+        vf_status st = conf_pair(c, k, kn, v, vn, err);
+        if (st != VF_OK)
+            return st;
+        if (*p == ',')
+            p++;
+    }
+    return VF_OK;
+}
+
+/* ---- blocks and pools ---- */
+
+static blk *B(vf__talloc *a, uint32_t i) { return &a->b[i - 1]; }
+
+static uint32_t blk_new(vf__talloc *a, uint64_t addr, uint64_t size, bool small)
+{
+    uint32_t i;
+    if (a->n_spare) {
+        i = a->spare[--a->n_spare];
+    } else {
+        if (a->n == a->cap) {
+            uint32_t cap = a->cap ? a->cap * 2 : 256;
+            if (cap > MAX_BLOCKS)
+                return NONE;
+            blk *nb = realloc(a->b, (size_t)cap * sizeof *nb);
+            if (!nb)
+                return NONE;
+            a->b = nb;
+            a->cap = cap;
+        }
+        i = ++a->n;
+    }
+    blk *x = B(a, i);
+    memset(x, 0, sizeof *x);
+    x->addr = addr, x->size = size, x->small = small, x->mapped = true, x->live = true;
+    return i;
+}
+
+static void blk_delete(vf__talloc *a, uint32_t i)
+{
+    B(a, i)->live = false;
+    if (a->n_spare == a->cap_spare) {
+        uint32_t cap = a->cap_spare ? a->cap_spare * 2 : 256;
+        uint32_t *ns = realloc(a->spare, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return; /* the slot is lost, nothing else */
+        a->spare = ns;
+        a->cap_spare = cap;
+    }
+    a->spare[a->n_spare++] = i;
+}
+
+static bool less(vf__talloc *a, uint32_t x, uint64_t size, uint64_t addr)
+{
+    const blk *bx = B(a, x);
+    return bx->size < size || (bx->size == size && bx->addr < addr);
+}
+
+/* First cached block not less than (size, addr): std::set::lower_bound. */
+static uint32_t lower_bound(vf__talloc *a, const pool *p, uint64_t size, uint64_t addr)
+{
+    uint32_t lo = 0, hi = p->n_free;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (less(a, p->free[mid], size, addr))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool cache_insert(vf__talloc *a, pool *p, uint32_t i)
+{
+    if (p->n_free == p->cap_free) {
+        uint32_t cap = p->cap_free ? p->cap_free * 2 : 64;
+        uint32_t *nf = realloc(p->free, (size_t)cap * sizeof *nf);
+        if (!nf)
+            return false;
+        p->free = nf;
+        p->cap_free = cap;
+    }
+    uint32_t at = lower_bound(a, p, B(a, i)->size, B(a, i)->addr);
+    memmove(p->free + at + 1, p->free + at, (size_t)(p->n_free - at) * sizeof *p->free);
+    p->free[at] = i;
+    p->n_free++;
+    B(a, i)->gc_base = p->gc_calls;
+    return true;
+}
+
+static void cache_erase(vf__talloc *a, pool *p, uint32_t i)
+{
+    uint32_t at = lower_bound(a, p, B(a, i)->size, B(a, i)->addr);
+    if (at < p->n_free && p->free[at] == i) {
+        memmove(p->free + at, p->free + at + 1, (size_t)(p->n_free - at - 1) * sizeof *p->free);
+        p->n_free--;
+    }
+}
+
+static pool *pool_of(vf__talloc *a, uint32_t i) { return &a->pools[B(a, i)->small ? 0 : 1]; }
+
+static void reserve(vf__talloc *a, uint64_t bytes)
+{
+    a->st.reserved += bytes;
+    if (a->st.reserved > a->st.peak_reserved)
+        a->st.peak_reserved = a->st.reserved;
+    a->st.device_allocs++;
+}
+
+/* ---- the allocator's steps ---- */
+
+/* round_size: 512-byte multiples, or the next power-of-two division. */
+uint64_t vf__talloc_round(const vf__talloc *a, uint64_t size)
+{
+    if (size < MIN_BLOCK)
+        return MIN_BLOCK;
+    uint64_t div = a->c.roundup_div;
+    if (div > 1 && size > MIN_BLOCK * div) {
+        uint64_t floor2 = (uint64_t)1 << (63 - __builtin_clzll(size));
+        if (floor2 == size)
+            return size;
+        uint64_t step = floor2 / div;
+        if (!step)
+            return floor2 << 1;
+        uint64_t f = size & ~(step - 1);
+        return f == size ? size : f + step;
+    }
+    return ceil_to(size, MIN_BLOCK);
+}
+
+static uint64_t allocation_size(uint64_t size)
+{
+    if (size <= SMALL_SIZE)
+        return SMALL_BUFFER;
+    if (size < MIN_LARGE_ALLOC)
+        return LARGE_BUFFER;
+    return ceil_to(size, ROUND_LARGE);
+}
+
+/* get_free_block: the smallest cached block that fits, unless it is an
+ * oversize block (>= max_split_size) for a normal request, or too much
+ * larger (by kLargeBuffer or more) than an oversize request. */
+static uint32_t get_free_block(vf__talloc *a, pool *p, uint64_t size)
+{
+    if (a->allowed && a->c.gc_threshold > 0)
+        p->gc_calls++;
+    uint32_t at = lower_bound(a, p, size, 0);
+    if (at >= p->n_free)
+        return NONE;
+    uint32_t i = p->free[at];
+    uint64_t bs = B(a, i)->size, ms = a->c.max_split;
+    if (size < ms && bs >= ms)
+        return NONE;
+    if (size >= ms && bs >= size + LARGE_BUFFER)
+        return NONE;
+    memmove(p->free + at, p->free + at + 1, (size_t)(p->n_free - at - 1) * sizeof *p->free);
+    p->n_free--;
+    return i;
+}
+
+/* release_block: an unsplit cached segment goes back to the driver. */
+static void release_block(vf__talloc *a, pool *p, uint32_t i)
+{
+    cache_erase(a, p, i);
+    a->st.reserved -= B(a, i)->size;
+    a->st.segments--;
+    blk_delete(a, i);
+}
+
+static bool unsplit(vf__talloc *a, uint32_t i) { return !B(a, i)->prev && !B(a, i)->next; }
+
+/* release_cached_blocks / release_blocks: every unsplit cached segment. */
+static void release_cached(vf__talloc *a)
+{
+    for (int k = 0; k < 2; k++) {
+        pool *p = &a->pools[k];
+        for (uint32_t j = p->n_free; j-- > 0;)
+            if (j < p->n_free && unsplit(a, p->free[j]))
+                release_block(a, p, p->free[j]);
+    }
+}
+
+/* release_available_cached_blocks: with max_split_size set, oversize cached
+ * blocks, the smallest that covers the request or else the largest first. */
+static bool release_available(vf__talloc *a, pool *p, uint64_t size)
+{
+    if (a->c.max_split == UINT64_MAX)
+        return false;
+    uint64_t key = size < a->c.max_split ? a->c.max_split : size;
+    uint32_t at = lower_bound(a, p, key, 0);
+    if (at < p->n_free) {
+        release_block(a, p, p->free[at]);
+        return true;
+    }
+    uint64_t freed = 0;
+    while (freed < key && p->n_free && B(a, p->free[p->n_free - 1])->size >= a->c.max_split) {
+        uint32_t i = p->free[p->n_free - 1];
+        freed += B(a, i)->size;
+        release_block(a, p, i);
+    }
+    return freed >= key;
+}
+
+/* garbage_collect_cached_blocks: above threshold x allowed, unsplit large
+ * cached blocks older than the average age are freed until enough is back. */
+static void garbage_collect(vf__talloc *a)
+{
+    uint64_t limit = (uint64_t)(a->c.gc_threshold * (double)a->allowed);
+    if (a->st.reserved <= limit)
+        return;
+    uint64_t target = a->st.reserved - limit, got = 0;
+    pool *p = &a->pools[1];
+    for (;;) {
+        double age = 0;
+        uint32_t count = 0;
+        for (uint32_t j = 0; j < p->n_free; j++)
+            if (unsplit(a, p->free[j]))
+                age += (double)(p->gc_calls - B(a, p->free[j])->gc_base), count++;
+        if (!count || got >= target)
+            return;
+        double avg = age / count;
+        bool freed = false;
+        for (uint32_t j = p->n_free; j-- > 0;) {
+            uint32_t i = j < p->n_free ? p->free[j] : NONE;
+            if (i && unsplit(a, i) && (double)(p->gc_calls - B(a, i)->gc_base) >= avg) {
+                got += B(a, i)->size;
+                release_block(a, p, i);
+                freed = true;
+            }
+        }
+        if (!freed)
+            return;
+    }
+}
+
+/* alloc_block (cudaMalloc of the allocation size), under the limit if any. */
+static uint32_t alloc_segment(vf__talloc *a, bool small, uint64_t bytes)
+{
+    if (a->allowed && a->st.reserved + bytes > a->allowed)
+        return NONE;
+    uint32_t i = blk_new(a, a->next_addr, bytes, small);
+    if (!i)
+        return NONE;
+    a->next_addr += bytes + ROUND_LARGE; /* segments apart: no merges across them */
+    a->st.segments++;
+    reserve(a, bytes);
+    return i;
+}
+
+/* Expandable segments: one address range per pool that grows by whole pages
+ * (2 MiB small, 20 MiB large) at its end. find_expandable_block takes the
+ * free block before the unmapped rest, map_block maps what is missing and
+ * merges it into that block. */
+static uint32_t alloc_expandable(vf__talloc *a, pool *p, bool small, uint64_t size)
+{
+    uint64_t page = small ? SMALL_BUFFER : LARGE_BUFFER;
+    if (!p->tail) {
+        p->tail = blk_new(a, a->next_addr, (uint64_t)1 << 50, small);
+        if (!p->tail)
+            return NONE;
+        B(a, p->tail)->mapped = false;
+        a->next_addr += (uint64_t)1 << 51;
+        a->st.segments++;
+    }
+    uint32_t t = p->tail, f = B(a, t)->prev;
+    bool use_free = f && !B(a, f)->allocated;
+    uint64_t have = use_free ? B(a, f)->size : 0;
+    uint64_t map = ceil_to(size - have, page);
+    if (a->allowed && a->st.reserved + map > a->allowed)
+        return NONE;
+    reserve(a, map);
+    if (use_free) {
+        cache_erase(a, p, f);
+        B(a, f)->size += map;
+    } else {
+        f = blk_new(a, B(a, t)->addr, map, small);
+        if (!f)
+            return NONE;
+        B(a, f)->prev = B(a, t)->prev;
+        if (B(a, f)->prev)
+            B(a, B(a, f)->prev)->next = f;
+        B(a, f)->next = t;
+        B(a, t)->prev = f;
+    }
+    B(a, t)->addr += map;
+    B(a, t)->size -= map;
+    return f;
+}
+
+/* should_split: small pool (and expandable segments) when 512 B or more
+ * remain; large pool when the request is below max_split_size and more than
+ * 1 MiB would remain. */
+static bool should_split(const vf__talloc *a, const blk *x, uint64_t size)
+{
+    uint64_t rest = x->size - size;
+    if (x->small || a->c.expandable)
+        return rest >= MIN_BLOCK;
+    return size < a->c.max_split && rest > SMALL_SIZE;
+}
+
+/* alloc_found_block: the front of the block serves the request, the rest
+ * stays cached. */
+static uint32_t take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
+{
+    if (should_split(a, B(a, i), size)) {
+        uint32_t r = blk_new(a, B(a, i)->addr + size, B(a, i)->size - size, B(a, i)->small);
+        if (!r)
+            return NONE;
+        blk *x = B(a, i), *rx = B(a, r);
+        rx->next = x->next;
+        if (rx->next)
+            B(a, rx->next)->prev = r;
+        rx->prev = i;
+        x->next = r;
+        x->size = size;
+        if (!cache_insert(a, p, r))
+            return NONE;
+    }
+    blk *x = B(a, i);
+    x->allocated = true;
+    a->st.allocated += x->size;
+    if (a->st.allocated > a->st.peak_allocated)
+        a->st.peak_allocated = a->st.allocated;
+    return i;
+}
+
+uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
+{
+    if (!a || orig > ((uint64_t)1 << 52))
+        return NONE;
+    uint64_t size = vf__talloc_round(a, orig);
+    bool small = size <= SMALL_SIZE;
+    pool *p = &a->pools[small ? 0 : 1];
+    uint32_t i = get_free_block(a, p, size);
+    if (!i && a->allowed && a->c.gc_threshold > 0)
+        garbage_collect(a);
+    if (!i && a->c.expandable) {
+        i = alloc_expandable(a, p, small, size);
+        if (!i && a->allowed) {
+            release_cached(a);
+            i = alloc_expandable(a, p, small, size);
+        }
+    } else if (!i) {
+        uint64_t bytes = allocation_size(size);
+        i = alloc_segment(a, small, bytes);
+        if (!i && a->allowed && release_available(a, p, size))
+            i = alloc_segment(a, small, bytes);
+        if (!i && a->allowed) {
+            release_cached(a);
+            i = alloc_segment(a, small, bytes);
+        }
+    }
+    if (!i) {
+        a->st.failed = true;
+        return NONE;
+    }
+    return take(a, p, i, size);
+}
+
+/* free_block: merge with free neighbours of the same segment, then cache. */
+void vf__talloc_release(vf__talloc *a, uint32_t h)
+{
+    if (!a || !h || h > a->n || !B(a, h)->live || !B(a, h)->allocated)
+        return;
+    pool *p = pool_of(a, h);
+    blk *x = B(a, h);
+    x->allocated = false;
+    a->st.allocated -= x->size;
+    uint32_t nb[2] = {x->prev, x->next};
+    for (int k = 0; k < 2; k++) {
+        uint32_t s = nb[k];
+        if (!s || B(a, s)->allocated || !B(a, s)->mapped)
+            continue;
+        cache_erase(a, p, s);
+        blk *sx = B(a, s);
+        x = B(a, h);
+        if (k == 0) { /* [src dst] */
+            x->addr = sx->addr;
+            x->prev = sx->prev;
+            if (x->prev)
+                B(a, x->prev)->next = h;
+        } else {
+            x->next = sx->next;
+            if (x->next)
+                B(a, x->next)->prev = h;
+        }
+        x->size += sx->size;
+        blk_delete(a, s);
+    }
+    cache_insert(a, p, h);
+}
+
+void vf__talloc_empty_cache(vf__talloc *a)
+{
+    if (!a)
+        return;
+    release_cached(a);
+    /* expandable: the free whole pages before the unmapped rest are unmapped */
+    for (int k = 0; k < 2; k++) {
+        pool *p = &a->pools[k];
+        uint32_t t = p->tail, f = t ? B(a, t)->prev : NONE;
+        if (!f || B(a, f)->allocated)
+            continue;
+        uint64_t page = k == 0 ? SMALL_BUFFER : LARGE_BUFFER;
+        uint64_t end = B(a, f)->addr + B(a, f)->size, start = ceil_to(B(a, f)->addr, page);
+        uint64_t cut = end > start ? (end - start) / page * page : 0;
+        if (!cut)
+            continue;
+        cache_erase(a, p, f);
+        B(a, f)->size -= cut;
+        B(a, t)->addr -= cut;
+        B(a, t)->size += cut;
+        a->st.reserved -= cut;
+        if (B(a, f)->size) {
+            cache_insert(a, p, f);
+        } else {
+            B(a, t)->prev = B(a, f)->prev;
+            if (B(a, t)->prev)
+                B(a, B(a, t)->prev)->next = t;
+            blk_delete(a, f);
+        }
+    }
+}
+
+vf__talloc *vf__talloc_new(const vf__tconf *c, uint64_t device_bytes)
+{
+    vf__talloc *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    if (c)
+        a->c = *c;
+    else
+        vf__tconf_default(&a->c);
+    if (a->c.fraction > 0 && a->c.fraction <= 1 && device_bytes)
+        a->allowed = (uint64_t)(a->c.fraction * (double)device_bytes);
+    a->next_addr = (uint64_t)1 << 32;
+    return a;
+}
+
+void vf__talloc_free(vf__talloc *a)
+{
+    if (!a)
+        return;
+    free(a->b);
+    free(a->spare);
+    free(a->pools[0].free);
+    free(a->pools[1].free);
+    free(a);
+}
+
+vf__tstats vf__talloc_stats(const vf__talloc *a)
+{
+    vf__tstats s = {0};
+    return a ? a->st : s;
+}

@@ -1,0 +1,276 @@
+/* test_alloc_torch.c — the caching allocator replay against traces worked
+ * out by hand from c10/cuda/CUDACachingAllocator.cpp (each expected figure
+ * is derived in the comment above it, from the source's constants: 512 B
+ * rounding, 2 MiB small segments for <= 1 MiB, 20 MiB segments below 10 MiB,
+ * 2 MiB rounding above, splits only when more than 1 MiB remains). */
+#include "testutil.h"
+
+#include "alloc_torch.h"
+
+#define MiB ((uint64_t)1 << 20)
+
+static vf__talloc *fresh(const char *conf, uint64_t device)
+{
+    vf__tconf c;
+    assert_int_equal(vf__tconf_parse(conf, &c, NULL), VF_OK);
+    vf__talloc *a = vf__talloc_new(&c, device);
+    assert_non_null(a);
+    return a;
+}
+
+static void rounding(void **state)
+{
+    (void)state;
+    vf__talloc *a = fresh("", 0);
+    /* round_size: below kMinBlockSize -> 512, else up to a multiple of 512 */
+    assert_int_equal(vf__talloc_round(a, 1), 512);
+    assert_int_equal(vf__talloc_round(a, 512), 512);
+    assert_int_equal(vf__talloc_round(a, 513), 1024);
+    assert_int_equal(vf__talloc_round(a, MiB + 1), MiB + 512);
+    vf__talloc_free(a);
+    /* roundup_power2_divisions:4 — 9000 lies in [8192, 16384): steps of
+     * 2048, so 10240; 512-byte rounding would give 9216. At or below
+     * 512 x 4 = 2048 B the plain rule holds: 1200 -> 1536. */
+    a = fresh("roundup_power2_divisions:4", 0);
+    assert_int_equal(vf__talloc_round(a, 9000), 10240);
+    assert_int_equal(vf__talloc_round(a, 1200), 1536);
+    assert_int_equal(vf__talloc_round(a, 8192), 8192);
+    vf__talloc_free(a);
+}
+
+static void small_pool(void **state)
+{
+    (void)state;
+    vf__talloc *a = fresh("", 0);
+    /* 1000 B -> 1024 B block in a fresh 2 MiB segment; the second one is
+     * split from the cached 2 MiB - 1024 B rest: still one segment */
+    uint32_t x = vf__talloc_malloc(a, 1000), y = vf__talloc_malloc(a, 1000);
+    vf__tstats s = vf__talloc_stats(a);
+    assert_true(x && y);
+    assert_int_equal(s.reserved, 2 * MiB);
+    assert_int_equal(s.allocated, 2048);
+    assert_int_equal(s.segments, 1);
+    /* exactly 1 MiB is still "small" (get_pool: size <= kSmallSize) */
+    vf__talloc_malloc(a, MiB);
+    s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 2 * MiB);
+    assert_int_equal(s.allocated, MiB + 2048);
+    /* a 2048 B rest cannot take another 1 MiB: a second segment */
+    vf__talloc_malloc(a, MiB);
+    assert_int_equal(vf__talloc_stats(a).reserved, 4 * MiB);
+    vf__talloc_free(a);
+}
+
+static void large_pool(void **state)
+{
+    (void)state;
+    vf__talloc *a = fresh("", 0);
+    /* 5 MiB (< 10 MiB): a 20 MiB segment, split; four of them fill it, the
+     * fifth opens a second segment */
+    for (int i = 0; i < 4; i++)
+        vf__talloc_malloc(a, 5 * MiB);
+    vf__tstats s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 20 * MiB);
+    assert_int_equal(s.allocated, 20 * MiB);
+    vf__talloc_malloc(a, 5 * MiB);
+    assert_int_equal(vf__talloc_stats(a).reserved, 40 * MiB);
+    vf__talloc_free(a);
+
+    /* 11 MiB: a 12 MiB segment (2 MiB rounding); 1 MiB would remain, not more
+     * than kSmallSize, so no split: the whole 12 MiB is allocated (what
+     * max_memory_allocated counts) */
+    a = fresh("", 0);
+    vf__talloc_malloc(a, 11 * MiB);
+    s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 12 * MiB);
+    assert_int_equal(s.allocated, 12 * MiB);
+    vf__talloc_free(a);
+
+    /* 10.5 MiB: 12 MiB segment, 1.5 MiB remains (> 1 MiB): split; a later
+     * 1.25 MiB request (large pool) is served from that rest, which it takes
+     * whole (0.25 MiB would remain): 12 MiB allocated in all */
+    a = fresh("", 0);
+    vf__talloc_malloc(a, 10 * MiB + MiB / 2);
+    s = vf__talloc_stats(a);
+    assert_int_equal(s.allocated, 10 * MiB + MiB / 2);
+    vf__talloc_malloc(a, MiB + MiB / 4);
+    s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 12 * MiB);
+    assert_int_equal(s.segments, 1);
+    assert_int_equal(s.allocated, 12 * MiB);
+    vf__talloc_free(a);
+}
+
+static void reuse_and_merge(void **state)
+{
+    (void)state;
+    vf__talloc *a = fresh("", 0);
+    /* a freed 30 MiB block is cached and serves 28 MiB (2 MiB rest split off) */
+    uint32_t x = vf__talloc_malloc(a, 30 * MiB);
+    vf__talloc_release(a, x);
+    vf__tstats s = vf__talloc_stats(a);
+    assert_int_equal(s.allocated, 0);
+    assert_int_equal(s.reserved, 30 * MiB); /* cached, not given back */
+    vf__talloc_malloc(a, 28 * MiB);
+    s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 30 * MiB);
+    assert_int_equal(s.allocated, 28 * MiB);
+    assert_int_equal(s.peak_reserved, 30 * MiB);
+    vf__talloc_free(a);
+
+    /* two 5 MiB blocks of one 20 MiB segment, freed, merge with the 10 MiB
+     * rest into the whole segment, which then serves a 20 MiB request */
+    a = fresh("", 0);
+    uint32_t p = vf__talloc_malloc(a, 5 * MiB), q = vf__talloc_malloc(a, 5 * MiB);
+    vf__talloc_release(a, p);
+    vf__talloc_release(a, q);
+    vf__talloc_malloc(a, 20 * MiB);
+    s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 20 * MiB);
+    assert_int_equal(s.allocated, 20 * MiB);
+    /* a freed block whose neighbours are in use stays apart: 8 + 8 + 4
+     * MiB, the middle one freed cannot serve 10 MiB */
+    vf__talloc_free(a);
+    a = fresh("", 0);
+    vf__talloc_malloc(a, 8 * MiB);
+    uint32_t mid = vf__talloc_malloc(a, 8 * MiB);
+    vf__talloc_malloc(a, 4 * MiB);
+    vf__talloc_release(a, mid);
+    vf__talloc_malloc(a, 10 * MiB);
+    assert_int_equal(vf__talloc_stats(a).reserved, 30 * MiB);
+    vf__talloc_free(a);
+}
+
+static void max_split(void **state)
+{
+    (void)state;
+    vf__talloc *a = fresh("max_split_size_mb:100", 0);
+    /* a cached 200 MiB block is oversize: a 50 MiB request may not split it
+     * (a new 50 MiB segment), a 190 MiB one takes it whole (200 < 190 + 20) */
+    uint32_t x = vf__talloc_malloc(a, 200 * MiB);
+    vf__talloc_release(a, x);
+    vf__talloc_malloc(a, 50 * MiB);
+    vf__tstats s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 250 * MiB);
+    vf__talloc_malloc(a, 190 * MiB);
+    s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 250 * MiB);
+    assert_int_equal(s.allocated, 250 * MiB); /* not split: 200 MiB allocated */
+    vf__talloc_free(a);
+    /* but 170 MiB does not: 200 >= 170 + 20 */
+    a = fresh("max_split_size_mb:100", 0);
+    x = vf__talloc_malloc(a, 200 * MiB);
+    vf__talloc_release(a, x);
+    vf__talloc_malloc(a, 170 * MiB);
+    assert_int_equal(vf__talloc_stats(a).reserved, 370 * MiB);
+    vf__talloc_free(a);
+}
+
+static void expandable(void **state)
+{
+    (void)state;
+    /* 5 MiB maps one 20 MiB page; 30 MiB then uses the free 15 MiB at the
+     * end and maps one more page (15 MiB missing -> 20): 40 MiB reserved,
+     * where separate segments take 20 + 30 = 50 */
+    vf__talloc *a = fresh("expandable_segments:True", 0);
+    vf__talloc_malloc(a, 5 * MiB);
+    assert_int_equal(vf__talloc_stats(a).reserved, 20 * MiB);
+    vf__talloc_malloc(a, 30 * MiB);
+    vf__tstats s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 40 * MiB);
+    assert_int_equal(s.allocated, 35 * MiB);
+    vf__talloc_free(a);
+    a = fresh("", 0);
+    vf__talloc_malloc(a, 5 * MiB);
+    vf__talloc_malloc(a, 30 * MiB);
+    assert_int_equal(vf__talloc_stats(a).reserved, 50 * MiB);
+    vf__talloc_free(a);
+    /* the small pool's pages are 2 MiB: a 1 MiB request maps one */
+    a = fresh("expandable_segments:True", 0);
+    vf__talloc_malloc(a, MiB);
+    assert_int_equal(vf__talloc_stats(a).reserved, 2 * MiB);
+    vf__talloc_free(a);
+}
+
+static void empty_cache_and_limits(void **state)
+{
+    (void)state;
+    vf__talloc *a = fresh("", 0);
+    uint32_t x = vf__talloc_malloc(a, 30 * MiB);
+    vf__talloc_release(a, x);
+    vf__talloc_empty_cache(a);
+    vf__tstats s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 0);
+    assert_int_equal(s.peak_reserved, 30 * MiB);
+    vf__talloc_free(a);
+
+    /* a memory fraction: 0.5 of 100 MiB allows 50; 60 MiB fails */
+    vf__tconf c;
+    vf__tconf_default(&c);
+    c.fraction = 0.5;
+    a = vf__talloc_new(&c, 100 * MiB);
+    assert_int_equal(vf__talloc_malloc(a, 60 * MiB), 0);
+    assert_true(vf__talloc_stats(a).failed);
+    vf__talloc_free(a);
+    /* under the limit a cached 30 MiB block is given back before failing:
+     * 30 cached + 40 > 50, so release_cached_blocks, then 40 fits */
+    a = vf__talloc_new(&c, 100 * MiB);
+    x = vf__talloc_malloc(a, 30 * MiB);
+    vf__talloc_release(a, x);
+    assert_true(vf__talloc_malloc(a, 40 * MiB) != 0);
+    s = vf__talloc_stats(a);
+    assert_int_equal(s.reserved, 40 * MiB);
+    assert_int_equal(s.peak_reserved, 40 * MiB);
+    vf__talloc_free(a);
+    /* garbage_collection_threshold:0.2 with the whole 100 MiB allowed: 30
+     * MiB reserved is above 20 MiB, so the cached block is collected before
+     * the 40 MiB cudaMalloc (peak 40); without it the peak is 70 */
+    assert_int_equal(vf__tconf_parse("garbage_collection_threshold:0.2", &c, NULL), VF_OK);
+    c.fraction = 1.0;
+    a = vf__talloc_new(&c, 100 * MiB);
+    x = vf__talloc_malloc(a, 30 * MiB);
+    vf__talloc_release(a, x);
+    vf__talloc_malloc(a, 40 * MiB);
+    assert_int_equal(vf__talloc_stats(a).peak_reserved, 40 * MiB);
+    vf__talloc_free(a);
+    c.gc_threshold = 0;
+    a = vf__talloc_new(&c, 100 * MiB);
+    x = vf__talloc_malloc(a, 30 * MiB);
+    vf__talloc_release(a, x);
+    vf__talloc_malloc(a, 40 * MiB);
+    assert_int_equal(vf__talloc_stats(a).peak_reserved, 70 * MiB);
+    vf__talloc_free(a);
+}
+
+static void conf_parsing(void **state)
+{
+    (void)state;
+    vf__tconf c;
+    vf_error err = {0};
+    assert_int_equal(vf__tconf_parse("max_split_size_mb:128,expandable_segments:True", &c, &err), VF_OK);
+    assert_int_equal(c.max_split, 128 * MiB);
+    assert_true(c.expandable);
+    assert_int_equal(vf__tconf_parse("garbage_collection_threshold:0.6, max_split_size_mb:20", &c, &err), VF_OK);
+    assert_true(c.gc_threshold > 0.59 && c.gc_threshold < 0.61);
+    /* what PyTorch rejects: max_split_size_mb below 20, a threshold outside
+     * (0, 1), an unknown key, a value without its key */
+    const char *bad[] = {"max_split_size_mb:19", "garbage_collection_threshold:1.0", "garbage_collection_threshold:0",
+                         "expandable_segments:yes", "frobnicate:1", "max_split_size_mb", ":3",
+                         "roundup_power2_divisions:3", "max_split_size_mb:-5", "max_split_size_mb:99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(vf__tconf_parse(bad[i], &c, &err), VF_EINVAL);
+        assert_non_null(strstr(err.msg, "--alloc-conf"));
+    }
+    assert_int_equal(vf__tconf_parse("backend:cudaMallocAsync", &c, &err), VF_OK);
+    assert_true(c.async_backend);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rounding),   cmocka_unit_test(small_pool),         cmocka_unit_test(large_pool),
+        cmocka_unit_test(reuse_and_merge), cmocka_unit_test(max_split),     cmocka_unit_test(expandable),
+        cmocka_unit_test(empty_cache_and_limits), cmocka_unit_test(conf_parsing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
