@@ -544,6 +544,12 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
     uint64_t gpu_bytes;      /* device memory when the runtime needs it (vLLM); 0 = unknown */
     vf_infer_opts infer;
     vf_train_opts train;
+    /* PyTorch's process (transformers, litgpt, training; vLLM's context) */
+    char alloc_conf[160];    /* PYTORCH_CUDA_ALLOC_CONF ("expandable_segments:True,..."); "" = defaults */
+    uint64_t cuda_context;   /* a measured CUDA context in bytes; 0 = modelled (device, CUDA version) */
+    char cuda_version[16];   /* CUDA runtime the engine was built with ("12.4"); "" = 12.x (lazy loading) */
+    bool grads_kept;         /* training: zero_grad(set_to_none=False), PyTorch < 2.0's default: gradients
+                                stay allocated between steps */
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 
@@ -589,6 +595,14 @@ typedef struct vf_estimate { VF_GROWABLE_BEGIN
     char assumptions[VF_MAX_NOTES][VF_NOTE_LEN];
     size_t n_explain;
     char explain[VF_MAX_NOTES][VF_NOTE_LEN];
+    /* What the device holds at the peak, per GPU, as nvidia-smi shows the
+     * process (DESIGN.md §2): the allocator's reserved peak + the CUDA context
+     * + memory outside the allocator. fit decides on device_bytes. */
+    uint64_t device_bytes;
+    uint64_t allocated_bytes;  /* the allocator's allocated peak (torch.cuda.max_memory_allocated) */
+    uint64_t reserved_bytes;   /* its reserved peak (max_memory_reserved): allocated + cached blocks */
+    uint64_t context_bytes;    /* the CUDA context with the kernels and libraries it loads */
+    uint64_t outside_bytes;    /* other memory outside the allocator (non-torch, CUDA graphs) */
 VF_GROWABLE_END(32768) } vf_estimate;
 VF_SIZE_PINNED(vf_estimate, 32768);
 

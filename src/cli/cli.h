@@ -54,6 +54,9 @@ const char *vf_fmt_short(uint64_t v, char *buf, size_t n);
 bool vf_parse_units(const char *s, vf_units *u);
 /* Prints obj as the command's one JSON object on stdout and drops the reference. */
 int vf_print_json(json_t *obj);
+/* A byte or token count as a JSON integer: saturates at INT64_MAX (JSON
+ * integers are signed 64-bit in jansson), never wraps negative. */
+json_t *vf_json_u64(uint64_t v);
 /* "vramfit: msg" on stderr; returns the exit code for the status. */
 int vf_report_error(const vf_error *e);
 /* "vramfit: fmt" on stderr for a usage error, plus the hint; returns 2. */

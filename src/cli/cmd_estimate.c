@@ -48,9 +48,9 @@ static json_t *assumptions_json(const vf_estimate *e)
 {
     json_t *a = json_object();
     json_object_set_new(a, "runtime", json_string(vf_runtime_name(e->runtime)));
-    json_object_set_new(a, "context", json_integer((json_int_t)e->context));
-    json_object_set_new(a, "batch", json_integer((json_int_t)e->batch));
-    json_object_set_new(a, "kv_bytes_per_token", json_integer((json_int_t)e->kv_bytes_per_token));
+    json_object_set_new(a, "context", vf_json_u64(e->context));
+    json_object_set_new(a, "batch", vf_json_u64(e->batch));
+    json_object_set_new(a, "kv_bytes_per_token", vf_json_u64(e->kv_bytes_per_token));
     json_object_set_new(a, "weight_bits", json_real(e->weight_bits));
     for (size_t i = 0; i < e->n_assumptions; i++) {
         const char *s = e->assumptions[i];
@@ -78,30 +78,36 @@ static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed)
     json_t *o = json_object();
     json_object_set_new(o, "mode", json_string(e->mode == VF_MODE_TRAINING ? "training" : "inference"));
     json_object_set_new(o, "runtime", json_string(vf_runtime_name(e->runtime)));
-    json_object_set_new(o, "total_bytes", json_integer((json_int_t)e->total_bytes));
-    json_object_set_new(o, "per_gpu_bytes", json_integer((json_int_t)e->per_gpu_bytes));
+    json_object_set_new(o, "total_bytes", vf_json_u64(e->total_bytes));
+    json_object_set_new(o, "per_gpu_bytes", vf_json_u64(e->per_gpu_bytes));
+    /* what the device holds at the peak, as nvidia-smi shows the process, and its parts */
+    json_object_set_new(o, "device_bytes", vf_json_u64(e->device_bytes));
+    json_object_set_new(o, "allocated_bytes", vf_json_u64(e->allocated_bytes));
+    json_object_set_new(o, "reserved_bytes", vf_json_u64(e->reserved_bytes));
+    json_object_set_new(o, "context_bytes", vf_json_u64(e->context_bytes));
+    json_object_set_new(o, "outside_bytes", vf_json_u64(e->outside_bytes));
     json_object_set_new(o, "gpus", json_integer(e->gpus));
-    json_object_set_new(o, "host_bytes", json_integer((json_int_t)e->host_bytes));
+    json_object_set_new(o, "host_bytes", vf_json_u64(e->host_bytes));
     component c[6];
     components_of(e, c);
     json_t *comp = json_object();
     for (int i = 0; i < 6; i++)
-        json_object_set_new(comp, c[i].name, json_integer((json_int_t)c[i].bytes));
+        json_object_set_new(comp, c[i].name, vf_json_u64(c[i].bytes));
     json_object_set_new(o, "components", comp);
     json_object_set_new(o, "assumptions", assumptions_json(e));
     if (e->runtime == VF_RUNTIME_VLLM && e->mode == VF_MODE_INFERENCE) {
         json_object_set_new(o, "starts", json_boolean(e->starts));
         if (!e->starts)
             json_object_set_new(o, "reason", json_string(e->reason));
-        json_object_set_new(o, "kv_cache_tokens", json_integer((json_int_t)e->kv_cache_tokens));
+        json_object_set_new(o, "kv_cache_tokens", vf_json_u64(e->kv_cache_tokens));
         json_object_set_new(o, "max_concurrency", json_real(e->max_concurrency));
     }
     if (e->runtime == VF_RUNTIME_LLAMACPP && e->mode == VF_MODE_INFERENCE) {
         json_t *rb = json_object();
-        json_object_set_new(rb, "model", json_integer((json_int_t)e->rb_model));
-        json_object_set_new(rb, "context", json_integer((json_int_t)e->rb_context));
-        json_object_set_new(rb, "compute", json_integer((json_int_t)e->rb_compute));
-        json_object_set_new(rb, "output", json_integer((json_int_t)e->rb_output));
+        json_object_set_new(rb, "model", vf_json_u64(e->rb_model));
+        json_object_set_new(rb, "context", vf_json_u64(e->rb_context));
+        json_object_set_new(rb, "compute", vf_json_u64(e->rb_compute));
+        json_object_set_new(rb, "output", vf_json_u64(e->rb_output));
         json_object_set_new(o, "runtime_buffers", rb);
     }
     if (e->mode == VF_MODE_TRAINING && e->peak_phase[0])
@@ -121,7 +127,7 @@ static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed)
 
 static void print_table(const char *src, const vf_estimate *e, vf_units u, bool explain)
 {
-    char b1[32], b2[32], b3[32], b4[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
     printf("%s: %s, runtime %s\n\n", src, e->mode == VF_MODE_TRAINING ? "training" : "inference",
            vf_runtime_name(e->runtime));
     component c[6];
@@ -148,6 +154,11 @@ static void print_table(const char *src, const vf_estimate *e, vf_units u, bool 
         bar[pos++] = ' ';
     bar[BAR] = '\0';
     printf("  %-13s %12s\n", "per GPU", vf_fmt_bytes(e->per_gpu_bytes, u, b1, sizeof b1));
+    if (e->device_bytes != e->per_gpu_bytes || e->reserved_bytes != e->allocated_bytes)
+        printf("  %-13s %12s  = reserved %s (allocated %s + cached) + context %s + outside %s\n", "device",
+               vf_fmt_bytes(e->device_bytes, u, b1, sizeof b1), vf_fmt_bytes(e->reserved_bytes, u, b2, sizeof b2),
+               vf_fmt_bytes(e->allocated_bytes, u, b3, sizeof b3), vf_fmt_bytes(e->context_bytes, u, b4, sizeof b4),
+               vf_fmt_bytes(e->outside_bytes, u, b5, sizeof b5));
     if (e->gpus > 1)
         printf("  %-13s %12s  (%u GPUs)\n", "total", vf_fmt_bytes(e->total_bytes, u, b2, sizeof b2), e->gpus);
     if (e->host_bytes)
@@ -179,6 +190,7 @@ int cmd_estimate(int argc, char **argv)
 {
     vf_estimate_opts o;
     vf_estimate_opts_init(&o);
+    vf_cli_env_defaults(&o);
     bool json = false, explain = false, runtime_given = false;
     uint32_t gxn = 0;
     vf_units units = VF_UNITS_GIB;

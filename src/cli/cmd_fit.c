@@ -65,6 +65,7 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
     const struct option *const tables[] = {vf_cli_fit_options, vf_cli_estimate_options, vf_cli_train_options};
     memset(a, 0, sizeof *a);
     vf_estimate_opts_init(&a->est);
+    vf_cli_env_defaults(&a->est);
     vf_estimate_opts *o = &a->est;
     if (!vf_cli_options_merge(all, sizeof all / sizeof all[0], tables, 3))
         return vf_usage_error(cmd, "too many options");
@@ -208,9 +209,9 @@ static json_t *suggestions_json(const vf_fit *f)
         const vf_suggestion *s = &f->suggestions[i];
         json_t *j = json_object();
         json_object_set_new(j, "change", json_string(s->change));
-        json_object_set_new(j, "needed_bytes", json_integer((json_int_t)s->needed_bytes));
+        json_object_set_new(j, "needed_bytes", vf_json_u64(s->needed_bytes));
         json_object_set_new(j, "fits", json_boolean(s->fits));
-        json_object_set_new(j, "gpu_bytes", json_integer((json_int_t)s->gpu_bytes));
+        json_object_set_new(j, "gpu_bytes", vf_json_u64(s->gpu_bytes));
         json_object_set_new(j, "gpus", json_integer(s->gpus));
         json_object_set_new(j, "cost", json_integer(s->cost));
         json_object_set_new(j, "detail", json_string(s->detail));
@@ -293,15 +294,15 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         json_object_set_new(j, "fits", json_boolean(f->fits));
         json_object_set_new(j, "gpu", json_string(c->name));
         json_object_set_new(j, "gpu_count", json_integer(c->count));
-        json_object_set_new(j, "gpu_bytes", json_integer((json_int_t)f->gpu_bytes));
-        json_object_set_new(j, "needed_bytes", json_integer((json_int_t)f->needed_bytes));
+        json_object_set_new(j, "gpu_bytes", vf_json_u64(f->gpu_bytes));
+        json_object_set_new(j, "needed_bytes", vf_json_u64(f->needed_bytes));
         json_object_set_new(j, "headroom_bytes", json_integer((json_int_t)f->headroom_bytes));
-        json_object_set_new(j, "kv_cache_bytes", json_integer((json_int_t)f->est.kv_cache));
+        json_object_set_new(j, "kv_cache_bytes", vf_json_u64(f->est.kv_cache));
         if (f->est.max_concurrency > 0)
             json_object_set_new(j, "max_concurrency", json_real(f->est.max_concurrency));
-        json_object_set_new(j, "max_context", json_integer((json_int_t)f->max_context));
+        json_object_set_new(j, "max_context", vf_json_u64(f->max_context));
         json_object_set_new(j, "max_context_is_model_limit", json_boolean(f->max_context_capped));
-        json_object_set_new(j, "max_batch", json_integer((json_int_t)f->max_batch));
+        json_object_set_new(j, "max_batch", vf_json_u64(f->max_batch));
         json_object_set_new(j, "min_gpus", json_integer(f->min_gpus));
         json_object_set_new(j, "parallelism", json_string(f->parallelism));
         json_object_set_new(j, "mode", json_string(vf_cli_mode_name(&a->est)));

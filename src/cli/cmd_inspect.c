@@ -20,7 +20,7 @@ static json_t *shape_json(const vf_tensor *t)
 {
     json_t *a = json_array();
     for (uint32_t d = 0; d < t->n_dims; d++)
-        json_array_append_new(a, json_integer((json_int_t)t->shape[d]));
+        json_array_append_new(a, vf_json_u64(t->shape[d]));
     return a;
 }
 
@@ -37,39 +37,39 @@ static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
     json_object_set_new(o, "model", json_string(hp->name[0] ? hp->name : vf_model_source(m)));
     json_object_set_new(o, "format", json_string(vf_format_name(vf_model_format(m))));
     json_object_set_new(o, "architecture", json_string(hp->architecture));
-    json_object_set_new(o, "params", json_integer((json_int_t)t->params));
-    json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
+    json_object_set_new(o, "params", vf_json_u64(t->params));
+    json_object_set_new(o, "bytes", vf_json_u64(t->bytes));
     json_t *dts = json_object();
     for (int i = 0; i <= VF_DTYPE_COUNT; i++) {
         if (!t->dtype_bytes[i] && !t->dtype_params[i])
             continue;
         json_t *d = json_object();
-        json_object_set_new(d, "params", json_integer((json_int_t)t->dtype_params[i]));
-        json_object_set_new(d, "bytes", json_integer((json_int_t)t->dtype_bytes[i]));
+        json_object_set_new(d, "params", vf_json_u64(t->dtype_params[i]));
+        json_object_set_new(d, "bytes", vf_json_u64(t->dtype_bytes[i]));
         json_object_set_new(dts, dtype_label((vf_dtype)i), d);
     }
     json_object_set_new(o, "dtypes", dts);
     json_object_set_new(o, "layers", json_integer(hp->n_layers));
-    json_object_set_new(o, "hidden_size", json_integer((json_int_t)hp->hidden_size));
+    json_object_set_new(o, "hidden_size", vf_json_u64(hp->hidden_size));
     json_object_set_new(o, "heads", json_integer(hp->n_heads));
     json_object_set_new(o, "kv_heads", json_integer(hp->n_kv_heads));
     json_object_set_new(o, "head_dim", json_integer(hp->head_dim));
-    json_object_set_new(o, "vocab_size", json_integer((json_int_t)hp->vocab_size));
-    json_object_set_new(o, "context_length", json_integer((json_int_t)hp->context_length));
+    json_object_set_new(o, "vocab_size", vf_json_u64(hp->vocab_size));
+    json_object_set_new(o, "context_length", vf_json_u64(hp->context_length));
     json_object_set_new(o, "quantization", hp->quant_method[0] ? json_string(hp->quant_method) : json_null());
     json_object_set_new(o, "experts", json_integer(hp->n_experts));
     json_object_set_new(o, "experts_active", json_integer(hp->n_experts_active));
-    json_object_set_new(o, "active_params", json_integer((json_int_t)t->active_params));
-    json_object_set_new(o, "mtp_params", json_integer((json_int_t)t->mtp_params));
-    json_object_set_new(o, "buffer_elements", json_integer((json_int_t)t->buffer_elements));
-    json_object_set_new(o, "tensor_count", json_integer((json_int_t)vf_model_tensor_count(m)));
+    json_object_set_new(o, "active_params", vf_json_u64(t->active_params));
+    json_object_set_new(o, "mtp_params", vf_json_u64(t->mtp_params));
+    json_object_set_new(o, "buffer_elements", vf_json_u64(t->buffer_elements));
+    json_object_set_new(o, "tensor_count", vf_json_u64(vf_model_tensor_count(m)));
     json_t *files = json_array();
     for (size_t i = 0; i < vf_model_file_count(m); i++) {
         const vf_file_info *f = vf_model_file(m, i);
         json_t *fo = json_object();
         json_object_set_new(fo, "path", json_string(f->path));
-        json_object_set_new(fo, "size", json_integer((json_int_t)f->size));
-        json_object_set_new(fo, "data_offset", json_integer((json_int_t)f->data_offset));
+        json_object_set_new(fo, "size", vf_json_u64(f->size));
+        json_object_set_new(fo, "data_offset", vf_json_u64(f->data_offset));
         json_array_append_new(files, fo);
     }
     json_object_set_new(o, "files", files);
@@ -85,12 +85,12 @@ static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
             json_object_set_new(to, "name", json_string(x->name));
             json_object_set_new(to, "dtype", json_string(dtype_label(x->dtype)));
             json_object_set_new(to, "shape", shape_json(x));
-            json_object_set_new(to, "elements", json_integer((json_int_t)x->n_elements));
-            json_object_set_new(to, "bytes", json_integer((json_int_t)x->n_bytes));
+            json_object_set_new(to, "elements", vf_json_u64(x->n_elements));
+            json_object_set_new(to, "bytes", vf_json_u64(x->n_bytes));
             json_object_set_new(to, "role", json_string(vf_role_name(x->role)));
             if (x->file != VF_NO_FILE) {
                 json_object_set_new(to, "file", json_integer(x->file));
-                json_object_set_new(to, "offset", json_integer((json_int_t)x->offset));
+                json_object_set_new(to, "offset", vf_json_u64(x->offset));
             }
             json_array_append_new(a, to);
         }

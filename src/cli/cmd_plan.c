@@ -189,8 +189,8 @@ int cmd_plan(int argc, char **argv)
         json_object_set_new(j, "engine", json_string(a.emit));
         json_object_set_new(j, "gpu", json_string(c.name));
         json_object_set_new(j, "gpus", json_integer(gpus));
-        json_object_set_new(j, "gpu_bytes", json_integer((json_int_t)gpu_bytes));
-        json_object_set_new(j, "needed_bytes", json_integer((json_int_t)est->per_gpu_bytes));
+        json_object_set_new(j, "gpu_bytes", vf_json_u64(gpu_bytes));
+        json_object_set_new(j, "needed_bytes", vf_json_u64(est->per_gpu_bytes));
         json_object_set_new(j, "config", json_string(buf));
         rc = vf_print_json(j);
     } else {

@@ -49,20 +49,20 @@ static int parse_values(const char *s, uint64_t *v, size_t *n)
 static json_t *point_json(const vf_sweep_point *p)
 {
     json_t *j = json_object();
-    json_object_set_new(j, "value", json_integer((json_int_t)p->value));
+    json_object_set_new(j, "value", vf_json_u64(p->value));
     if (p->status != VF_OK) {
         json_object_set_new(j, "error", json_string(vf_strerror(p->status)));
         return j;
     }
-    json_object_set_new(j, "needed_bytes", json_integer((json_int_t)p->needed_bytes));
-    json_object_set_new(j, "per_gpu_bytes", json_integer((json_int_t)p->per_gpu_bytes));
+    json_object_set_new(j, "needed_bytes", vf_json_u64(p->needed_bytes));
+    json_object_set_new(j, "per_gpu_bytes", vf_json_u64(p->per_gpu_bytes));
     json_object_set_new(j, "fits", json_boolean(p->fits));
     json_object_set_new(j, "starts", json_boolean(p->starts));
     json_t *c = json_object();
     const char *names[] = {"weights", "kv_cache", "activations", "gradients", "optimizer", "overhead"};
     uint64_t vals[] = {p->weights, p->kv_cache, p->activations, p->gradients, p->optimizer, p->overhead};
     for (int i = 0; i < 6; i++)
-        json_object_set_new(c, names[i], json_integer((json_int_t)vals[i]));
+        json_object_set_new(c, names[i], vf_json_u64(vals[i]));
     json_object_set_new(j, "components", c);
     return j;
 }

@@ -35,6 +35,9 @@ const struct option vf_cli_estimate_options[] = {
     {"keep-dtype", required_argument, 0, VF_OPT_KEEP_DTYPE},
     {"kv-unified", no_argument, 0, VF_OPT_KV_UNIFIED},
     {"logits", required_argument, 0, VF_OPT_LOGITS},
+    {"alloc-conf", required_argument, 0, VF_OPT_ALLOC_CONF},
+    {"cuda-context", required_argument, 0, VF_OPT_CUDA_CONTEXT},
+    {"cuda-version", required_argument, 0, VF_OPT_CUDA_VERSION},
     {0, 0, 0, 0},
 };
 
@@ -61,7 +64,12 @@ void vf_cli_infer_opts_help(FILE *f)
           "  vLLM:      --gpu-util F (0.9)  --max-model-len N  --max-num-seqs N\n"
           "             --max-num-batched-tokens N  --vllm-version V (0.6.x: V0 accounting)  --enforce-eager\n"
           "  llama.cpp: --ubatch N (512)  --lc-batch N (2048)  --parallel N (1)  --flash-attn on|off|auto\n"
-          "             --swa-full  --kv-unified  --n-gpu-layers N (all)  --tensor-split A,B,...\n",
+          "             --swa-full  --kv-unified  --n-gpu-layers N (all)  --tensor-split A,B,...\n"
+          "  PyTorch:   --alloc-conf S  PYTORCH_CUDA_ALLOC_CONF as the process sets it (default: that\n"
+          "             variable): expandable_segments:True, max_split_size_mb:N, garbage_collection_threshold:F\n"
+          "             --cuda-context SIZE  a measured CUDA context (e.g. 1343MiB) instead of the model\n"
+          "             --cuda-version V  the CUDA PyTorch was built with (default 12.x: lazy loading;\n"
+          "             below 11.7 every kernel loads at start)\n",
           f);
 }
 
@@ -266,9 +274,24 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     case VF_OPT_TENSOR_SPLIT:
         return parse_split(arg, io);
+    case VF_OPT_ALLOC_CONF: /* checked by the memory model, as PyTorch checks it */
+        return copy("alloc-conf", arg, o->alloc_conf, sizeof o->alloc_conf);
+    case VF_OPT_CUDA_CONTEXT:
+        if (!vf_parse_bytes(arg, &o->cuda_context) || !o->cuda_context || o->cuda_context > ((uint64_t)1 << 40))
+            return vf_cli_opt_bad("cuda-context", arg, "expected a size such as 1343MiB");
+        return 1;
+    case VF_OPT_CUDA_VERSION:
+        return copy("cuda-version", arg, o->cuda_version, sizeof o->cuda_version);
     default:
         return 0;
     }
+}
+
+void vf_cli_env_defaults(vf_estimate_opts *o)
+{
+    const char *conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (conf && strlen(conf) < sizeof o->alloc_conf)
+        memcpy(o->alloc_conf, conf, strlen(conf) + 1);
 }
 
 bool vf_cli_options_merge(struct option *out, size_t cap, const struct option *const *tables, size_t n)

@@ -16,6 +16,7 @@ enum {
     VF_OPT_GPU, VF_OPT_GPU_UTIL, VF_OPT_MAX_MODEL_LEN, VF_OPT_MAX_NUM_SEQS, VF_OPT_MAX_BATCHED, VF_OPT_TP,
     VF_OPT_PP, VF_OPT_GPUS, VF_OPT_VLLM_VERSION, VF_OPT_ENFORCE_EAGER, VF_OPT_UBATCH, VF_OPT_LC_BATCH,
     VF_OPT_PARALLEL, VF_OPT_FLASH_ATTN, VF_OPT_SWA_FULL, VF_OPT_NGL, VF_OPT_TENSOR_SPLIT, VF_OPT_KEEP_DTYPE, VF_OPT_KV_UNIFIED, VF_OPT_LOGITS,
+    VF_OPT_ALLOC_CONF, VF_OPT_CUDA_CONTEXT, VF_OPT_CUDA_VERSION,
     VF_OPT_INFER_END_,
     VF_OPT_TRAIN_FIRST = 400,
     VF_OPT_CMD_FIRST = 600
@@ -37,6 +38,10 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o);
  * error: why, or the range when why is NULL). */
 int vf_cli_opt_bad(const char *opt, const char *arg, const char *why);
 int vf_cli_opt_number(const char *opt, const char *arg, uint64_t lo, uint64_t hi, const char *why, uint64_t *out);
+
+/* Defaults a command takes from the environment before its options:
+ * PYTORCH_CUDA_ALLOC_CONF, as the PyTorch process would read it. */
+void vf_cli_env_defaults(vf_estimate_opts *o);
 
 /* Help text for the tables' options (for a command's --help). */
 void vf_cli_infer_opts_help(FILE *f);

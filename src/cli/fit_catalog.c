@@ -15,10 +15,10 @@ static json_t *row_json(const vf_fit_row *r)
     json_object_set_new(j, "gpu", json_string(r->gpu->name));
     json_object_set_new(j, "count", json_integer(r->gpus));
     json_object_set_new(j, "nodes", json_integer(r->nodes));
-    json_object_set_new(j, "gpu_bytes", json_integer((json_int_t)r->gpu->memory_bytes));
-    json_object_set_new(j, "needed_bytes", json_integer((json_int_t)r->needed_bytes));
+    json_object_set_new(j, "gpu_bytes", vf_json_u64(r->gpu->memory_bytes));
+    json_object_set_new(j, "needed_bytes", vf_json_u64(r->needed_bytes));
     json_object_set_new(j, "headroom_bytes", json_integer((json_int_t)r->headroom_bytes));
-    json_object_set_new(j, "total_gpu_bytes", json_integer((json_int_t)r->total_bytes));
+    json_object_set_new(j, "total_gpu_bytes", vf_json_u64(r->total_bytes));
     json_object_set_new(j, "tp", json_integer(r->tp));
     json_object_set_new(j, "pp", json_integer(r->pp));
     json_object_set_new(j, "dp", json_integer(r->dp));
@@ -30,7 +30,7 @@ static int print_rows_json(const vf_cli_fit_args *a, uint64_t one, const vf_fit_
 {
     json_t *j = json_object();
     json_object_set_new(j, "fits", json_boolean(k > 0));
-    json_object_set_new(j, "needed_bytes", json_integer((json_int_t)one));
+    json_object_set_new(j, "needed_bytes", vf_json_u64(one));
     json_object_set_new(j, "mode", json_string(vf_cli_mode_name(&a->est)));
     json_t *arr = json_array();
     for (size_t i = 0; i < k; i++)

@@ -69,6 +69,8 @@ bool vf_parse_units(const char *s, vf_units *u)
     return true;
 }
 
+json_t *vf_json_u64(uint64_t v) { return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v); }
+
 int vf_print_json(json_t *obj)
 {
     if (!obj) {

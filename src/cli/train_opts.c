@@ -11,7 +11,7 @@
 enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
-    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION
+    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT
 };
 
 const struct option vf_cli_train_options[] = {
@@ -34,6 +34,7 @@ const struct option vf_cli_train_options[] = {
     {"optim-impl", required_argument, 0, T_OPTIM_IMPL},
     {"lora-dropout", required_argument, 0, T_LORA_DROPOUT},
     {"bnb-version", required_argument, 0, T_BNB_VERSION},
+    {"grads-kept", no_argument, 0, T_GRADS_KEPT},
     {0, 0, 0, 0},
 };
 
@@ -60,7 +61,9 @@ void vf_cli_train_opts_help(FILE *f)
           "  --ep N                 expert-parallel size (MoE)\n"
           "  --offload optimizer|params|both   to --offload-device cpu (default) | nvme\n"
           "  --gpus-per-node N      host memory is reported per node (default min(gpus, 8))\n"
-          "  --states-only          model states only (DeepSpeed's estimators for ZeRO 1-3)\n",
+          "  --states-only          model states only (DeepSpeed's estimators for ZeRO 1-3)\n"
+          "  --grads-kept           zero_grad() keeps zeroed gradients between steps (set_to_none=False,\n"
+          "                         PyTorch < 2.0's default) instead of freeing them\n",
           f);
 }
 
@@ -181,6 +184,9 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
     }
     case T_STATES_ONLY:
         t->states_only = true;
+        return 1;
+    case T_GRADS_KEPT:
+        o->grads_kept = true;
         return 1;
     case T_PER_NODE:
         if (vf_cli_opt_number("gpus-per-node", arg, 1, 4096, NULL, &v) < 0)

@@ -1,5 +1,5 @@
 /* estimate.c — the memory model's entry point: defaults and dispatch. */
-#include "internal.h"
+#include "infer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +40,15 @@ vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estim
     out->mode = o->mode;
     out->runtime = o->runtime;
     out->starts = true;
-    if (o->mode == VF_MODE_TRAINING)
-        return vf__train_run(m, o, out, err);
-    return vf__infer_run(m, o, out, err);
+    if (memchr(o->alloc_conf, '\0', sizeof o->alloc_conf) == NULL ||
+        memchr(o->cuda_version, '\0', sizeof o->cuda_version) == NULL)
+        return vf__err(err, VF_EINVAL, "", "allocator settings or CUDA version not terminated");
+    vf_status st = vf__cuda_version_check(o->cuda_version, err);
+    if (st != VF_OK)
+        return st;
+    st = o->mode == VF_MODE_TRAINING ? vf__train_run(m, o, out, err) : vf__infer_run(m, o, out, err);
+    /* a runtime without an allocator model holds what its components sum to */
+    if (st == VF_OK && !out->device_bytes)
+        vf__device_set(out, out->per_gpu_bytes, out->per_gpu_bytes, 0, 0);
+    return st;
 }

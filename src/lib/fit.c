@@ -61,7 +61,10 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
     if (need)
         needed = need;
     out->needed_bytes = needed;
-    out->headroom_bytes = (int64_t)opts->gpu_bytes - (int64_t)needed;
+    /* saturating: either figure may be near 2^64 for absurd knobs */
+    uint64_t hi = opts->gpu_bytes > needed ? opts->gpu_bytes - needed : needed - opts->gpu_bytes;
+    int64_t mag = hi > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)hi;
+    out->headroom_bytes = opts->gpu_bytes >= needed ? mag : -mag;
     vf_speed_bounds(m, &o, &out->est, opts->gpu, n, &out->speed);
 
     if (!opts->no_search) {

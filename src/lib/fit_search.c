@@ -28,13 +28,16 @@ int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, u
     if (st != VF_OK)
         return -(int)st;
     c->runs++;
+    /* the decision quantity: what the device holds (DESIGN.md §2); an
+     * estimator that does not fill it (a stub) is taken at per_gpu_bytes */
+    uint64_t dev = c->scratch->device_bytes ? c->scratch->device_bytes : c->scratch->per_gpu_bytes;
     if (needed)
-        *needed = c->scratch->per_gpu_bytes;
-    return c->scratch->starts && c->scratch->per_gpu_bytes <= gpu_bytes ? 1 : 0;
+        *needed = dev;
+    return c->scratch->starts && dev <= gpu_bytes ? 1 : 0;
 }
 
 /*
- * The memory a configuration needs per device: the estimate's per_gpu_bytes
+ * The memory a configuration needs per device: the estimate's device_bytes
  * when that does not depend on the device's size; else (vLLM sizes its KV
  * pool from the device) the smallest device memory on which it fits, found by
  * bisection to the byte. 0 when no size up to 16 TiB fits.

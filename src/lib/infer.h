@@ -107,9 +107,21 @@ VF_HIDDEN uint64_t vf__kv_cache_bytes(const vf_hparams *hp, bool mla_latent, vf_
 VF_HIDDEN uint64_t vf__prompt_tokens(const vf_infer_opts *io, uint64_t ctx);
 
 /* ---- overhead figures (infer_overhead.c) ---- */
-VF_HIDDEN uint64_t vf__cuda_context_bytes(void);        /* with PyTorch's kernels */
+typedef enum vf__gen {
+    VF_GEN_UNKNOWN, VF_GEN_VOLTA, VF_GEN_TURING, VF_GEN_AMPERE, VF_GEN_ADA, VF_GEN_HOPPER, VF_GEN_BLACKWELL
+} vf__gen;
+VF_HIDDEN bool vf__name_has(const char *s, const char *needle); /* case-insensitive substring */
+VF_HIDDEN vf__gen vf__gpu_generation(const char *name);
+VF_HIDDEN vf_status vf__cuda_version_check(const char *v, vf_error *err);
+/* PyTorch's CUDA context by loading mode and device (with_kernels: the
+ * kernels a forward loads lazily); *why says which figure and its source. */
+VF_HIDDEN uint64_t vf__torch_context_bytes(const vf_estimate_opts *o, bool with_kernels, char *why, size_t n);
 VF_HIDDEN uint64_t vf__cuda_context_native_bytes(void); /* a plain CUDA/ggml process */
-VF_HIDDEN uint64_t vf__cublas_workspace_bytes(uint64_t gpu_bytes);
+/* cuBLAS + cuBLASLt workspaces PyTorch allocates through its allocator. */
+VF_HIDDEN uint64_t vf__cublas_workspace_bytes(const char *gpu_name, uint64_t gpu_bytes);
+/* Fills device_bytes and its parts (reserved is raised to allocated). */
+VF_HIDDEN void vf__device_set(vf_estimate *e, uint64_t allocated, uint64_t reserved, uint64_t context,
+                              uint64_t outside);
 
 /* ---- runtime profiles ---- */
 VF_HIDDEN vf_status vf__infer_generic(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);

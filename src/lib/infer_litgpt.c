@@ -212,7 +212,7 @@ static void lit_prefill_sum(const vf_hparams *hp, const lit_weights *lw, enum bn
     uint64_t hd = hp->head_dim ? hp->head_dim : h / heads;
     p->mask = torch_block(vf__smul(ctx, ctx));
     p->rope = vf__smul(2, torch_block(vf__smul(vf__smul(ctx, hd), a)));
-    p->ws = vf__cublas_workspace_bytes(gpu_bytes);
+    p->ws = vf__cublas_workspace_bytes(NULL, gpu_bytes);
     uint64_t vocab = lw->embed_rows ? lw->embed_rows : hp->vocab_size;
     p->hidden = vf__smul(vf__smul(2 * b, qt), vf__smul(h, a));
     p->logits = vf__smul(vf__smul(b, qt), vf__smul(vocab, a));
@@ -263,7 +263,6 @@ static void lit_report(vf_estimate *e, const lit_weights *lw, enum bnb q, vf_dty
                    vf_dtype_get(prec)->name);
     vf__assume(e, "weights + kv_cache + activations = torch.cuda.max_memory_allocated() (\"Memory used\"), each "
                   "tensor as the caching allocator rounds it");
-    vf__assume(e, "overhead = CUDA context with PyTorch kernels 1343 MiB (not in max_memory_allocated)");
     vf__explain(e, "weights = %llu parameters -> %llu B", (unsigned long long)lw->params, (unsigned long long)lw->bytes);
     vf__explain(e, "peak = max(load %llu + weights, weights + kv %llu + mask %llu + rope %llu + cublas %llu + "
                    "hidden %llu + max(attention %llu, mlp %llu, logits %llu, dequant %llu)) = %llu B",
@@ -303,8 +302,14 @@ vf_status vf__infer_litgpt(const vf_model *m, const vf_estimate_opts *o, vf_esti
     e->weights = lw.bytes;
     e->kv_cache = kv;
     e->activations = lit_activations(&p, load, kv);
-    e->overhead = vf__cuda_context_bytes();
+    char ctx_why[VF_NOTE_LEN];
+    e->overhead = vf__torch_context_bytes(o, true, ctx_why, sizeof ctx_why);
     e->per_gpu_bytes = vf__sadd(vf__sadd(lw.bytes, kv), vf__sadd(e->activations, e->overhead));
+    /* each tensor is already priced at its allocator block (torch_block);
+     * the cached blocks between them are not replayed here */
+    vf__device_set(e, vf__sadd(vf__sadd(lw.bytes, kv), e->activations), 0, e->overhead, 0);
+    vf__assume(e, "overhead = %s (not in max_memory_allocated); the allocator's cached blocks are not replayed "
+                  "for litgpt", ctx_why);
     e->total_bytes = e->per_gpu_bytes;
     e->context = ctx;
     e->batch = b;

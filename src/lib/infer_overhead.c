@@ -1,11 +1,120 @@
-/* infer_overhead.c — fixed costs of a CUDA process, each from a measurement
- * or an engine's source (docs/memory-model.md, "Overhead"). */
+/* infer_overhead.c — the fixed costs of a CUDA process, each by what
+ * determines it: the CUDA context by the device's generation and the CUDA
+ * version (eager or lazy module loading), the cuBLAS/cuBLASLt workspaces by
+ * the device's architecture; and what the device holds at the peak
+ * (docs/memory-model.md, "What the device holds"). */
 #include "infer.h"
 
-/* CUDA context plus PyTorch's kernels: nvidia-smi showed 1343 MiB used after
- * the first torch.ones() on a V100 (transformers docs,
- * model_memory_anatomy.md; ../shared/reference/measured.csv row D20a). */
-uint64_t vf__cuda_context_bytes(void) { return (uint64_t)1343 << 20; }
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MIB ((uint64_t)1 << 20)
+
+/* strcasestr is a GNU extension: a portable case-insensitive search. */
+bool vf__name_has(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; s && *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return true;
+    return false;
+}
+
+/* The architecture a GPU name denotes (catalog names and their spellings);
+ * VF_GEN_UNKNOWN without a name or for another vendor. */
+vf__gen vf__gpu_generation(const char *name)
+{
+    static const struct { const char *s; vf__gen g; } t[] = {
+        {"gb200", VF_GEN_BLACKWELL}, {"gb300", VF_GEN_BLACKWELL}, {"b100", VF_GEN_BLACKWELL},
+        {"b200", VF_GEN_BLACKWELL},  {"b300", VF_GEN_BLACKWELL},  {"rtx 50", VF_GEN_BLACKWELL},
+        {"rtx pro 6000", VF_GEN_BLACKWELL}, {"gh200", VF_GEN_HOPPER}, {"h100", VF_GEN_HOPPER},
+        {"h200", VF_GEN_HOPPER},     {"h800", VF_GEN_HOPPER},     {"h20", VF_GEN_HOPPER},
+        {"ada", VF_GEN_ADA},         {"l40", VF_GEN_ADA},         {"l4", VF_GEN_ADA},
+        {"rtx 40", VF_GEN_ADA},      {"a100", VF_GEN_AMPERE},     {"a10", VF_GEN_AMPERE},
+        {"a30", VF_GEN_AMPERE},      {"a40", VF_GEN_AMPERE},      {"rtx a", VF_GEN_AMPERE},
+        {"rtx 30", VF_GEN_AMPERE},   {"t4", VF_GEN_TURING},       {"rtx 20", VF_GEN_TURING},
+        {"titan rtx", VF_GEN_TURING}, {"v100", VF_GEN_VOLTA},
+    };
+    if (!name || !*name || vf__name_has(name, "mi2") || vf__name_has(name, "mi3"))
+        return VF_GEN_UNKNOWN;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (vf__name_has(name, t[i].s))
+            return t[i].g;
+    return VF_GEN_UNKNOWN;
+}
+
+/* "12.4" → 1204; 0 for "", -1 when it is not a CUDA version. */
+static int cuda_version(const char *v)
+{
+    if (!v || !*v)
+        return 0;
+    char *end;
+    long ma = strtol(v, &end, 10);
+    long mi = 0;
+    if (end == v || ma < 7 || ma > 30)
+        return -1;
+    if (*end == '.') {
+        const char *p = end + 1;
+        mi = strtol(p, &end, 10);
+        if (end == p || mi < 0 || mi > 99)
+            return -1;
+        if (*end == '.') { /* a patch level is allowed and ignored */
+            p = end + 1;
+            (void)strtol(p, &end, 10);
+            if (end == p)
+                return -1;
+        }
+    }
+    return *end ? -1 : (int)(ma * 100 + mi);
+}
+
+vf_status vf__cuda_version_check(const char *v, vf_error *err)
+{
+    if (cuda_version(v) < 0)
+        return vf__err(err, VF_EINVAL, "--cuda-version", "expected a CUDA version such as 12.4");
+    return VF_OK;
+}
+
+/*
+ * The CUDA context of a PyTorch process, as nvidia-smi counts it.
+ *  - Eager module loading loads every kernel image of the libraries at
+ *    start: 1343 MiB after the first torch.ones() on a V100 (transformers
+ *    model_memory_anatomy.md; measured.csv D20a). PyTorch sets
+ *    CUDA_MODULE_LOADING=LAZY itself from 1.13 when CUDA >= 11.7 (pytorch PR
+ *    #86509), and lazy is CUDA's own default since 12.2: eager below 11.7.
+ *  - Lazy loading: the context, then each kernel as it is first used.
+ *    Context alone: 426 MiB on an RTX 6000 Ada with torch 2.10+cu130
+ *    (unsloth-zoo PR #1053, nvidia-smi), taken for Volta to Ada (erring
+ *    high against PR #86509's 266 MiB); ~616 MiB on a data-center process
+ *    (LMCache issue #4019), taken for Hopper, Blackwell and an unknown
+ *    device. Kernels and library handles loaded by a transformer's forward:
+ *    0.13 GiB, vLLM's "non-torch memory" on an H100 (measured.csv A1), which
+ *    vLLM counts apart (with_kernels false).
+ * A measured value (--cuda-context) replaces all of it.
+ */
+uint64_t vf__torch_context_bytes(const vf_estimate_opts *o, bool with_kernels, char *why, size_t n)
+{
+    if (o->cuda_context) {
+        snprintf(why, n, "CUDA context %.0f MiB as measured (--cuda-context)", (double)o->cuda_context / MIB);
+        return o->cuda_context;
+    }
+    int ver = cuda_version(o->cuda_version);
+    if (ver > 0 && ver < 1107) {
+        snprintf(why, n, "CUDA context 1343 MiB: CUDA %s loads every kernel eagerly (V100, nvidia-smi, measured.csv D20a)",
+                 o->cuda_version);
+        return 1343 * MIB;
+    }
+    vf__gen g = vf__gpu_generation(o->infer.gpu_name);
+    bool newest = g == VF_GEN_HOPPER || g == VF_GEN_BLACKWELL || g == VF_GEN_UNKNOWN;
+    uint64_t base = (newest ? 616 : 426) * MIB;
+    uint64_t kernels = with_kernels ? (uint64_t)(0.13 * (double)(1u << 30)) : 0;
+    snprintf(why, n, "CUDA context %llu MiB (lazy loading, %s%s)%s", (unsigned long long)(base / MIB),
+             g == VF_GEN_UNKNOWN ? "device unknown: the largest measured" : newest ? "Hopper or newer" : "Volta to Ada",
+             o->cuda_version[0] ? "" : ", CUDA 12.x assumed", with_kernels ? " + 133 MiB of kernels loaded on use" : "");
+    return base + kernels;
+}
 
 /* A CUDA context without PyTorch's kernel images (llama.cpp / ggml): 250
  * MiB, gguf-parser's --platform-footprint default for VRAM ("cudaMemGetInfo
@@ -13,13 +122,34 @@ uint64_t vf__cuda_context_bytes(void) { return (uint64_t)1343 << 20; }
  * ../shared/reference/prior-art/peers-estimators.md §3.3). */
 uint64_t vf__cuda_context_native_bytes(void) { return (uint64_t)250 << 20; }
 
-/* cuBLAS workspace PyTorch allocates per handle on the first matmul:
- * CUBLAS_WORKSPACE_CONFIG default ":4096:2:16:8" = 2 x 4096 KiB + 8 x 16 KiB
- * = 8,519,680 B (pytorch PR #83461), plus the cuBLASLt workspace: 1 MiB, 4
- * MiB on Ampere cards of 24 GB and more, 32 MiB on Hopper (pytorch PR
- * #120925). Without the architecture, the size class stands in for it. */
-uint64_t vf__cublas_workspace_bytes(uint64_t gpu_bytes)
+/*
+ * PyTorch's cuBLAS workspace, allocated through its caching allocator on the
+ * first matmul (aten/src/ATen/cuda/CublasHandlePool.cpp getNewWorkspace,
+ * parseChosenWorkspaceSize): ":4096:8" = 32 MiB on sm90 (Hopper; taken for
+ * Blackwell too), ":4096:2:16:8" = 2 x 4096 KiB + 8 x 16 KiB = 8,519,680 B
+ * otherwise. The cuBLASLt workspace (CUBLASLT_WORKSPACE_SIZE, 1024 KiB by
+ * default, parseCUDABlasLtWorkspaceSize) is carved out of the cuBLAS one
+ * since TORCH_CUBLASLT_UNIFIED_WORKSPACE became the default: nothing more.
+ * Without a GPU name, 70 GiB and more stands in for Hopper. One stream,
+ * one handle: one workspace. Every PyTorch runtime prices it here.
+ */
+uint64_t vf__cublas_workspace_bytes(const char *gpu_name, uint64_t gpu_bytes)
 {
-    uint64_t lt = gpu_bytes >= ((uint64_t)70 << 30) ? (32u << 20) : gpu_bytes >= ((uint64_t)24 << 30) ? (4u << 20) : (1u << 20);
-    return 8519680u + lt;
+    vf__gen g = vf__gpu_generation(gpu_name);
+    bool sm90 = g == VF_GEN_HOPPER || g == VF_GEN_BLACKWELL;
+    if (g == VF_GEN_UNKNOWN && !(gpu_name && *gpu_name))
+        sm90 = gpu_bytes >= ((uint64_t)70 << 30);
+    uint64_t cublas = sm90 ? (uint64_t)4096 * 1024 * 8 : (uint64_t)4096 * 1024 * 2 + 16 * 1024 * 8;
+    return cublas;
+}
+
+/* What the device holds: the allocator's reserved peak (never below what it
+ * allocated), the context, and what lives outside the allocator. */
+void vf__device_set(vf_estimate *e, uint64_t allocated, uint64_t reserved, uint64_t context, uint64_t outside)
+{
+    e->allocated_bytes = allocated;
+    e->reserved_bytes = reserved > allocated ? reserved : allocated;
+    e->context_bytes = context;
+    e->outside_bytes = outside;
+    e->device_bytes = vf__sadd(vf__sadd(e->reserved_bytes, context), outside);
 }

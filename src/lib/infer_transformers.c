@@ -2,7 +2,7 @@
  * torch.cuda.max_memory_allocated() reports (weights + KV cache + the
  * prefill step's working tensors), plus the CUDA context nvidia-smi adds
  * (docs/memory-model.md, "transformers"). */
-#include "infer.h"
+#include "replay_torch.h"
 
 #include <string.h>
 
@@ -85,8 +85,39 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
     /* a quantizing load holds one 16-bit matrix next to its quantized copy */
     if (w.largest_src > e->kv_cache + e->activations)
         e->activations = w.largest_src - e->kv_cache;
-    e->overhead = vf__cuda_context_bytes() + vf__cublas_workspace_bytes(o->gpu_bytes);
-    e->per_gpu_bytes = vf__sadd(vf__sadd(e->weights, e->kv_cache), vf__sadd(e->activations, e->overhead));
+    /* the process: the allocator replayed over these allocations, the
+     * workspaces on it, the context beside it */
+    uint64_t ws = vf__cublas_workspace_bytes(io->gpu_name, o->gpu_bytes);
+    char ctx_why[VF_NOTE_LEN];
+    uint64_t ctx_bytes = vf__torch_context_bytes(o, true, ctx_why, sizeof ctx_why);
+    vf__replay r;
+    if ((st = vf__replay_open(&r, o, err)) != VF_OK)
+        return st;
+    vf__gen_shape g = {
+        .b = b, .q = q, .ctx = ctx, .kt = kt, .vt = vt, .tp = tp, .scheme = o->weights, .keep = keep,
+        .share = w.bytes ? (double)wpg / (double)w.bytes : 1.0, .cublas = ws,
+        .mask = attn == VF_ATTN_EAGER ? vf__smul(vf__smul(b, vf__smul(q, q)), a) / tp : 0,
+        .hidden = vf__smul(vf__smul(b, q), vf__smul(h, a)) / tp, .deq = deq / tp,
+        .logits = {vf__smul(io->logits_all ? vf__smul(b, q) : b, vf__smul(hp->vocab_size, a)) / tp,
+                   vf__smul(io->logits_all ? vf__smul(b, q) : b, vf__smul(hp->vocab_size, 4)) / tp},
+        .step_logits = {vf__smul(b, vf__smul(hp->vocab_size, a)) / tp, vf__smul(b, vf__smul(hp->vocab_size, 4)) / tp},
+    };
+    if (attn == VF_ATTN_EAGER) { /* the scores, their fp32 softmax, its cast back, the output */
+        uint64_t sc = vf__smul(vf__smul(b, heads), vf__smul(q, q));
+        g.att[0] = vf__smul(sc, a) / tp, g.att[1] = vf__smul(sc, 4) / tp, g.att[2] = g.att[0];
+        g.att[3] = vf__smul(vf__smul(b, q), heads * hd * a) / tp;
+    } else { /* q and the output at every head, k and v at theirs */
+        g.att[0] = g.att[3] = vf__smul(vf__smul(b, q), heads * hd * a) / tp;
+        g.att[1] = g.att[2] = vf__smul(vf__smul(b, q), kvh * hd * a) / tp;
+    }
+    for (int i = 0; i < 3; i++)
+        g.mlp[i] = mlp / 3 / tp;
+    vf__replay_generate(&r, m, &g);
+    uint64_t allocated = vf__sadd(vf__sadd(e->weights, e->kv_cache), vf__sadd(e->activations, ws));
+    vf__replay_finish(&r, e, allocated, ctx_bytes, 0);
+    vf__replay_close(&r);
+    e->per_gpu_bytes = e->device_bytes;
+    e->overhead = e->device_bytes - vf__sadd(vf__sadd(e->weights, e->kv_cache), e->activations);
     e->total_bytes = vf__smul(e->per_gpu_bytes, tp);
     e->context = ctx;
     e->batch = b;
@@ -95,10 +126,10 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
     vf__assume(e, "runtime = transformers (generate): %s attention, batch %llu, context %llu, prefill %llu tokens",
                attn == VF_ATTN_EAGER ? "eager" : attn == VF_ATTN_FLASH ? "flash" : "sdpa", (unsigned long long)b,
                (unsigned long long)ctx, (unsigned long long)q);
-    vf__assume(e, "weights + kv_cache + activations = what torch.cuda.max_memory_allocated() reports "
-               "(the caching allocator's reserved-but-unused blocks are not counted)");
+    vf__assume(e, "weights + kv_cache + activations + cuBLAS workspaces = what torch.cuda.max_memory_allocated() "
+               "reports; overhead = the workspaces + the allocator's cached blocks + the CUDA context");
     vf__assume(e, "logits = %s", io->logits_all ? "every prompt position" : "last position of each sequence");
-    vf__assume(e, "overhead = CUDA context with PyTorch kernels 1343 MiB (V100, nvidia-smi) + cuBLAS workspaces");
+    vf__assume(e, "%s", ctx_why);
     if (!vf__hp_has_attention(hp))
         vf__assume(e, "architecture = unknown (no config): KV cache and activations not counted");
     if (keep != VF_DTYPE_UNKNOWN)

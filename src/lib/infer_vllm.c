@@ -36,35 +36,6 @@ static bool v1(const char *ver, int *major, int *minor)
     return ma > 0 || mi >= 8;
 }
 
-/* strcasestr is a GNU extension: a portable case-insensitive search. */
-static bool name_has(const char *s, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *s; s++)
-        if (strncasecmp(s, needle, n) == 0)
-            return true;
-    return false;
-}
-
-/* PyTorch's cuBLAS workspace, allocated through its caching allocator on
- * the first matmul, so inside the profiled torch peak
- * (aten/src/ATen/cuda/CublasHandlePool.cpp parseChosenWorkspaceSize):
- * 4096 KiB x 8 = 32 MiB on Hopper (sm90) and newer, ":4096:2:16:8" =
- * 8,519,680 B before. The GPU's name gives the architecture; without one,
- * the >= 70 GiB non-A100 class stands in for Hopper. */
-static uint64_t torch_cublas_workspace(const char *name, bool big)
-{
-    static const char *const sm90plus[] = {"h100", "h200", "h800", "h20", "gh200", "b100", "b200", "b300", "gb200"};
-    bool hopper = big;
-    if (name && *name) {
-        hopper = false;
-        for (size_t i = 0; i < sizeof sm90plus / sizeof sm90plus[0]; i++)
-            if (name_has(name, sm90plus[i]))
-                hopper = true;
-    }
-    return hopper ? (uint64_t)4096 * 8 * 1024 : (uint64_t)4096 * 1024 * 2 + 16 * 1024 * 8;
-}
-
 /* Transient memory of torch.sort over S rows of V float32 logits, on top of
  * the sorted values and int64 indices it returns (CUDA stable sort,
  * aten/src/ATen/native/cuda/SortStable.cu launch_stable_sort_kernel): rows of
@@ -123,7 +94,7 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
      * serve`): >= 70 GiB and not an A100: 8192 batched tokens, 1024
      * sequences; otherwise 2048 and 256. V0: max(max_model_len, 2048) tokens
      * without chunked prefill, 256 sequences. */
-    bool big = o->gpu_bytes >= 70 * GIB && !name_has(io->gpu_name, "a100");
+    bool big = o->gpu_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
     uint64_t mnbt, mns;
     if (is_v1) {
         mnbt = big ? 8192 : 2048;
@@ -184,9 +155,15 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     uint64_t logits = vf__smul(seqs, V);
     uint64_t sort_tmp = sort_transient(seqs, V);
     uint64_t samp = vf__sadd(vf__sadd(hid, vf__smul(logits, a + 4 + 4 + 8)), sort_tmp);
-    uint64_t ws = torch_cublas_workspace(io->gpu_name, big);
+    uint64_t ws = vf__cublas_workspace_bytes(io->gpu_name, big ? o->gpu_bytes : 0);
     uint64_t act = vf__sadd(fwd > samp ? fwd : samp, ws);
     uint64_t non_torch = tp > 1 ? VLLM_NON_TORCH_MULTI : VLLM_NON_TORCH_TP1;
+    /* vLLM 0.6.x (worker.py after PR #10511) measured non-torch memory from
+     * before the CUDA context existed, so the context is inside it: 1.79 GiB
+     * at TP 1 and 3.58 GiB at TP 2 in that PR's own logs (H100, Llama-3-8B) */
+    bool ctx_in_non_torch = major == 0 && minor == 6;
+    if (ctx_in_non_torch)
+        non_torch = (uint64_t)((tp > 1 ? 3.58 : 1.79) * (double)GIB);
 
     uint64_t requested = (uint64_t)((double)o->gpu_bytes * util);
     uint64_t non_kv = weights + act + non_torch;
@@ -256,8 +233,15 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
      * min(2 x max_num_seqs, 512); their pool sits outside the KV budget.
      * 0.45 GiB measured for Llama-3.1-8B on H100 with vLLM 0.11 (A1). */
     uint64_t graphs = io->enforce_eager || !is_v1 ? 0 : (uint64_t)(0.45 * (double)GIB);
-    e->overhead = non_torch + graphs + vf__cuda_context_bytes();
-    e->per_gpu_bytes = weights + pool + act + e->overhead;
+    char ctx_why[VF_NOTE_LEN];
+    uint64_t ctx = ctx_in_non_torch ? 0 : vf__torch_context_bytes(o, false, ctx_why, sizeof ctx_why);
+    if (ctx_in_non_torch)
+        snprintf(ctx_why, sizeof ctx_why, "CUDA context inside vLLM 0.6's non-torch memory");
+    e->overhead = non_torch + graphs + ctx;
+    e->per_gpu_bytes = vf__sadd(vf__sadd(weights, pool), vf__sadd(act, e->overhead));
+    /* the profile's cached blocks are released (torch.cuda.empty_cache in
+     * determine_available_memory) before the pool is allocated in one piece */
+    vf__device_set(e, vf__sadd(vf__sadd(weights, pool), act), 0, ctx, non_torch + graphs);
     e->total_bytes = vf__smul(e->per_gpu_bytes, tp);
     e->context = mml;
     e->batch = mns;
@@ -275,9 +259,10 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
                    (unsigned long long)swa_tok);
     vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(kt)->name, vf_dtype_get(vt)->name,
                vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
-    vf__assume(e, "non-torch memory %.2f GiB (vLLM's logs, vllm PRs #12126/#14447); overhead = that + CUDA graphs "
+    vf__assume(e, "non-torch memory %.2f GiB (vLLM's logs, vllm PRs #12126/#14447, 0.6.x: #10511); overhead = that + CUDA graphs "
                "%.2f GiB (captured after the pool is sized) + CUDA context, outside the pool",
                (double)non_torch / GIB, (double)graphs / GIB);
+    vf__assume(e, "%s", ctx_why);
     vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu = %llu B",
                 (double)o->gpu_bytes / GIB, util, (unsigned long long)weights, (unsigned long long)act,
                 (unsigned long long)non_torch, (unsigned long long)pool);

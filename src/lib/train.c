@@ -2,7 +2,7 @@
  * optimizer states (train_states.c), saved activations (train_act.c), the
  * parallel layout (train_dist.c) and the step's peak (train_peak.c). */
 #include "train_internal.h"
-#include "infer.h" /* the CUDA process's fixed costs, shared with inference */
+#include "replay_torch.h" /* the CUDA process's fixed costs and the allocator, shared with inference */
 
 #include <stdio.h>
 #include <string.h>
@@ -150,8 +150,11 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
      * (is_causal in training) after expanding k and v to every head
      * (litgpt/model.py): SDPA as priced here */
     c->attn = o->infer.attn;
+    /* one default for every runtime: what transformers picks when SDPA is
+     * available (PreTrainedModel._autoset_attn_implementation) */
     if (c->attn == VF_ATTN_DEFAULT)
-        c->attn = o->runtime == VF_RUNTIME_TRANSFORMERS || c->litgpt ? VF_ATTN_SDPA : VF_ATTN_EAGER;
+        c->attn = VF_ATTN_SDPA;
+    c->grads_kept = o->grads_kept;
     return VF_OK;
 }
 
@@ -179,6 +182,36 @@ static vf_status in_range(const vf_model *m, const vf__tarch *a, const vf__tcfg 
     }
     if (bound > 0x1p60 || pbound > 0x1p60 || a->n_layers > (1u << 20))
         return vf__err(err, VF_ERANGE, m->source ? m->source : "", "training estimate out of range for this model and knobs");
+    return VF_OK;
+}
+
+/* What a PyTorch process's device holds: the allocator replayed over one
+ * plain step (else the peak as allocated), the context beside it. Under
+ * transformers that is the figure that must fit (per_gpu_bytes, the cached
+ * blocks in the overhead); LitGPT's own figure stays what it prints
+ * (torch.cuda.max_memory_allocated). */
+static vf_status device_figures(const vf_model *m, const vf_estimate_opts *o, const vf__tarch *a, const vf__tcfg *c,
+                                const vf__tacts *acts, const vf__tplace *p, uint64_t peak, uint64_t ws, uint64_t ctx,
+                                vf_estimate *out, vf_error *err)
+{
+    bool hf = o->runtime == VF_RUNTIME_TRANSFORMERS;
+    uint64_t allocated = hf ? peak + ws : peak;
+    vf__replay r;
+    vf_status st = vf__replay_open(&r, o, err);
+    if (st != VF_OK)
+        return st;
+    if (vf__train_replay(&r, m, &o->train, a, c, acts, p, ws)) {
+        vf__replay_finish(&r, out, allocated, ctx, 0);
+    } else {
+        vf__device_set(out, allocated, allocated, ctx, 0);
+        vf__assume(out, "caching allocator = not replayed for LoRA, ZeRO, offload, model parallelism, gradient "
+                        "accumulation or recomputation: reserved taken as allocated");
+    }
+    vf__replay_close(&r);
+    if (hf) {
+        out->overhead = vf__sadd(out->overhead, out->device_bytes - (allocated + ctx));
+        out->per_gpu_bytes = out->device_bytes;
+    }
     return VF_OK;
 }
 
@@ -219,9 +252,11 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     out->host_bytes = p.host;
     /* PyTorch's CUDA context and kernels plus its cuBLAS/cuBLASLt workspaces
      * (infer_overhead.c, sourced there); the generic runtime is the plain sum */
-    uint64_t runtime = o->runtime == VF_RUNTIME_TRANSFORMERS
-                           ? vf__cuda_context_bytes() + vf__cublas_workspace_bytes(o->gpu_bytes)
-                           : 0;
+    bool torch = o->runtime == VF_RUNTIME_TRANSFORMERS || o->runtime == VF_RUNTIME_LITGPT;
+    char ctx_why[VF_NOTE_LEN];
+    uint64_t ctx = vf__torch_context_bytes(o, true, ctx_why, sizeof ctx_why);
+    uint64_t ws = vf__cublas_workspace_bytes(o->infer.gpu_name, o->gpu_bytes);
+    uint64_t runtime = o->runtime == VF_RUNTIME_TRANSFORMERS ? ctx + ws : 0;
 
     static const char *const rc_name[] = {"none", "selective", "full"};
     vf__assume(out, "precision = %s", prec_name(t->precision));
@@ -242,6 +277,8 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf__assume(out, "attention = %s", attn_name(c.attn));
     vf__assume(out, "parallel = dp %u x tp %u x pp %u, ep %u", c.dp, c.tp, c.pp, c.ep);
     vf__assume(out, "zero = %d", c.zero);
+    if (c.grads_kept)
+        vf__assume(out, "gradients = kept between steps (zero_grad(set_to_none=False), PyTorch < 2.0)");
     if (c.lora)
         vf__assume(out, "lora = rank %u on %s, dropout %.2f%s%s", t->lora_rank,
                    t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",
@@ -285,6 +322,10 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     uint64_t peak = vf__train_peak(&c, &acts, &p, t->recompute, &temp, out->peak_phase, sizeof out->peak_phase, out);
     out->overhead = runtime + p.comm_buffers + temp;
     out->per_gpu_bytes = peak + runtime;
+    if (torch && (st = device_figures(m, o, &a, &c, &acts, &p, peak, ws, ctx, out, err)) != VF_OK)
+        return st;
+    if (torch)
+        vf__assume(out, "%s", ctx_why);
     out->total_bytes = out->per_gpu_bytes * c.gpus;
     vf__explain(out, "peak at %s: %llu bytes per gpu", out->peak_phase, (unsigned long long)out->per_gpu_bytes);
     return VF_OK;

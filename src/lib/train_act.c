@@ -51,7 +51,8 @@ static uint64_t mlp_bytes(const vf__tarch *a, const vf__tstates *s, uint64_t tok
 }
 
 /* The attention kernel the run uses (eager unless one was named). */
-static vf_attn train_attn(const vf__tcfg *c) { return c->attn == VF_ATTN_DEFAULT ? VF_ATTN_EAGER : c->attn; }
+/* one default with inference: what transformers picks (SDPA) */
+static vf_attn train_attn(const vf__tcfg *c) { return c->attn == VF_ATTN_DEFAULT ? VF_ATTN_SDPA : c->attn; }
 
 /* One block's saved tensors (o->layer); *mlp_part: what its second norm, MLP
  * and dropout mask hold, freed before the attention's backward. */
@@ -96,6 +97,8 @@ static void block_saved(const vf__tarch *a, const vf__tcfg *c, const vf__tstates
             L += mlp_bytes(a, s, T, a->shared_inter, act, false);
     } else {
         L += mlp_bytes(a, s, T, a->inter, act, in[VF_ROLE_MLP_UP] || in[VF_ROLE_MLP_GATE]);
+        /* the intermediate-width tensors among them (tokens x ff), without the MLP's input */
+        o->ff_kept = mlp_bytes(a, s, T, a->inter, act, false);
     }
     if (c->lora && a->n_layers) { /* each adapter's B keeps A's output: tokens x rank */
         L += (uint64_t)act * T * c->lora_rank * (s->lora_act_extra / a->n_layers);
@@ -154,6 +157,7 @@ static void recompute_kept(const vf__tarch *a, const vf__tcfg *c, vf_recompute r
     switch (rc) {
     case VF_RECOMPUTE_NONE:
         o->layer_kept = L;
+        o->scores_kept = attn == VF_ATTN_EAGER ? eager_scores(a, S, act, upcast) : 0;
         break;
     case VF_RECOMPUTE_SELECTIVE:
         /* Korthikanti's selective recomputation drops the attention core's

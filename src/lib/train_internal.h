@@ -52,6 +52,7 @@ typedef struct vf__tcfg {
     uint32_t lora_rank;
     float lora_dropout;
     vf_attn attn;
+    bool grads_kept;      /* gradients live from one step into the next (zero_grad without set_to_none) */
 } vf__tcfg;
 
 /* Parameters, gradients and optimizer states of the whole model (unsharded). */
@@ -99,6 +100,8 @@ typedef struct vf__tacts {
     uint64_t freed_head, grads_head, freed_mlp, grads_mlp;
     uint64_t bwd_mlp, bwd_attn; /* transients of the MLP's and the attention's backward */
     uint64_t held;       /* kept by the training loop through the whole step (LitGPT's `logits`) */
+    uint64_t scores_kept;/* of layer_kept: the s^2 terms eager attention saves (scores, softmax, dropout) */
+    uint64_t ff_kept;    /* of layer: the dense MLP's intermediate-width tensors (tokens x ff) */
 } vf__tacts;
 
 VF_HIDDEN void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc,
@@ -118,6 +121,13 @@ VF_HIDDEN void vf__train_place(const vf__tarch *a, const vf__tcfg *c, const vf_t
 /* DeepSpeed's estimate_zero{2,3}_model_states_mem_needs, literally; false when no such estimator. */
 VF_HIDDEN bool vf__deepspeed_states(const vf__tcfg *c, const vf_train_opts *t, const vf__tstates *s,
                                     uint64_t *gpu, uint64_t *cpu);
+
+/* One plain training step's allocations (no LoRA, ZeRO, offload or model
+ * parallelism), played twice into the caching allocator (train_replay.c):
+ * false when the layout is not one it replays. */
+struct vf__replay;
+VF_HIDDEN bool vf__train_replay(struct vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a,
+                                const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws);
 
 /* The step's peak and its phase. */
 VF_HIDDEN uint64_t vf__train_peak(const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, vf_recompute rc,

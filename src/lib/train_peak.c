@@ -19,7 +19,9 @@ uint64_t vf__train_peak(const vf__tcfg *c, const vf__tacts *acts, const vf__tpla
     const uint64_t inputs = 2 * 8 * c->T; /* input ids and labels, int64 */
     const uint64_t base = p->weights + p->optimizer + p->buffers + p->comm_buffers + inputs + acts->held / tp;
     const uint64_t A = p->activations, G = p->grads;
-    const uint64_t acc = c->accum > 1 ? G : 0;
+    /* gradients alive through the forward: earlier micro-batches' under
+     * accumulation, or the last step's when zero_grad keeps them */
+    const uint64_t acc = c->accum > 1 || c->grads_kept ? G : 0;
 
     uint64_t fwd_t = acts->fwd_temp / tp;
     uint64_t fwd = A + acc + fwd_t;

@@ -32,7 +32,7 @@ check_out "explain shows formulas" 0 "weights = sum over 1 tensors" "$VF" estima
 mk_st "$TMP/4b.safetensors" '{"w":{"dtype":"F32","shape":[62500,64000],"data_offsets":[0,16000000000]}}' 16000000000
 check_json "4B in bf16 = 8 GB" 0 '.components.weights == 8000000000' "$VF" estimate "$TMP/4b.safetensors" --weights bf16 --json
 check_json "tp 2 halves the matrices" 0 '.components.weights == 8000000000 and .gpus == 2 and .total_bytes == 2 * .per_gpu_bytes' "$VF" estimate "$TMP/4b.safetensors" --tp 2 --json
-check_json "transformers adds the CUDA context" 0 '.components.overhead > 1000000000 and .assumptions.runtime == "transformers"' "$VF" estimate "$TMP/1b.safetensors" --runtime transformers --context 16 --json
+check_json "transformers adds the CUDA context" 0 '.components.overhead > .context_bytes and .context_bytes > 400000000 and .device_bytes == .per_gpu_bytes and .assumptions.runtime == "transformers"' "$VF" estimate "$TMP/1b.safetensors" --runtime transformers --context 16 --json
 
 # knobs and their errors
 check_err "unknown runtime" 2 "runtime" "$VF" estimate "$TMP/1b.safetensors" --runtime tgi

@@ -1,0 +1,114 @@
+/* replay_torch.c — the pieces every PyTorch replay shares: the allocator
+ * opened with the process's settings, tensors in pieces, the weights as a
+ * load places them, and the figures a replay yields. */
+#include "replay_torch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+vf_status vf__replay_open(vf__replay *r, const vf_estimate_opts *o, vf_error *err)
+{
+    memset(r, 0, sizeof *r);
+    vf_status st = vf__tconf_parse(o->alloc_conf, &r->conf, err);
+    if (st != VF_OK)
+        return st;
+    r->a = vf__talloc_new(&r->conf, o->gpu_bytes);
+    if (!r->a)
+        return vf__err(err, VF_ENOMEM, "", "out of memory");
+    return VF_OK;
+}
+
+void vf__replay_close(vf__replay *r)
+{
+    vf__talloc_free(r->a);
+    r->a = NULL;
+}
+
+uint32_t vf__replay_alloc(vf__replay *r, uint64_t bytes)
+{
+    if (!bytes || r->broken)
+        return 0;
+    uint32_t h = vf__talloc_malloc(r->a, bytes);
+    if (!h)
+        r->broken = true;
+    return h;
+}
+
+void vf__replay_free(vf__replay *r, uint32_t h)
+{
+    if (h)
+        vf__talloc_release(r->a, h);
+}
+
+void vf__replay_pieces(vf__replay *r, uint64_t bytes, uint64_t piece, uint32_t *h, size_t cap, size_t *n)
+{
+    *n = 0;
+    if (!bytes || !cap)
+        return;
+    if (!piece || piece > bytes)
+        piece = bytes;
+    uint64_t count = bytes / piece;
+    if (count > cap)
+        count = cap;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t sz = i + 1 == count ? bytes - piece * (count - 1) : piece;
+        h[(*n)++] = vf__replay_alloc(r, sz);
+    }
+}
+
+void vf__replay_free_all(vf__replay *r, uint32_t *h, size_t *n)
+{
+    for (size_t i = *n; i-- > 0;)
+        vf__replay_free(r, h[i]);
+    *n = 0;
+}
+
+void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf_dtype keep, double share)
+{
+    vf__pricer p;
+    if (vf__pricer_init(&p, m, scheme, keep, NULL) != VF_OK) {
+        r->broken = true;
+        return;
+    }
+    for (size_t i = 0; i < m->n_tensors && !r->broken; i++) {
+        const vf_tensor *t = &m->tensors[i];
+        if (t->flags & VF_TENSOR_MTP)
+            continue;
+        bool q;
+        uint64_t b = vf__pricer_tensor(&p, i, &q);
+        b = (uint64_t)((double)b * share);
+        /* bitsandbytes / GPTQ loads move the 16-bit tensor to the GPU and
+         * quantize it there (Params4bit / Int8Params .cuda()) */
+        uint32_t src = q && !p.gguf ? vf__replay_alloc(r, (uint64_t)((double)t->n_bytes * share)) : 0;
+        vf__replay_alloc(r, b);
+        vf__replay_free(r, src);
+    }
+    vf__pricer_free(&p);
+}
+
+void vf__replay_finish(vf__replay *r, vf_estimate *e, uint64_t allocated, uint64_t context, uint64_t outside)
+{
+    vf__tstats s = vf__talloc_stats(r->a);
+    uint64_t slack = 0;
+    if (!r->broken && s.peak_reserved > s.peak_allocated)
+        slack = s.peak_reserved - s.peak_allocated;
+    if (!r->broken && s.peak_allocated > allocated)
+        allocated = s.peak_allocated;
+    vf__device_set(e, allocated, vf__sadd(allocated, slack), context, outside);
+    const vf__tconf *c = &r->conf;
+    if (c->async_backend)
+        vf__assume(e, "allocator = backend:cudaMallocAsync: the driver's pool is not replayed; the native "
+                      "allocator's figure stands in");
+    char ms[40] = "none";
+    if (c->max_split != UINT64_MAX)
+        snprintf(ms, sizeof ms, "%llu MiB", (unsigned long long)(c->max_split >> 20));
+    vf__assume(e, "caching allocator = replayed (CUDACachingAllocator.cpp rules): %.0f MiB cached beside the "
+                  "allocated peak; expandable_segments %s, max_split_size %s%s",
+               (double)slack / (1 << 20), c->expandable ? "on" : "off", ms,
+               c->gc_threshold > 0 ? ", garbage_collection_threshold acts only with a memory fraction (not set)" : "");
+    if (r->broken)
+        vf__assume(e, "caching allocator = replay incomplete (host memory): reserved taken as allocated");
+    vf__explain(e, "allocator replay: %llu segments, allocated peak %llu B, reserved peak %llu B",
+                (unsigned long long)s.segments, (unsigned long long)s.peak_allocated,
+                (unsigned long long)s.peak_reserved);
+}
