@@ -19,11 +19,14 @@ else
     fail "abi: layout program" "$(head -3 "$TMP/cc.err")"
 fi
 
-# The public header alone, the shared library at run time (its soname).
+# The public header alone, the shared library at run time (its soname). A
+# sanitized library needs its runtime in the program too.
+SANFLAGS=
+nm -D "$LIB" 2>/dev/null | grep -q __asan_init && SANFLAGS="-fsanitize=address,undefined"
 mkdir -p "$TMP/lib"
 cp "$LIB" "$TMP/lib/libvramfit.so.0"
 ln -sf libvramfit.so.0 "$TMP/lib/libvramfit.so"
-if $CC -std=c17 -Wall -Wextra -Werror -Iinclude -o "$TMP/caller" tests/abi/caller.c -L"$TMP/lib" -lvramfit \
+if $CC -std=c17 -Wall -Wextra -Werror -Iinclude $SANFLAGS -o "$TMP/caller" tests/abi/caller.c -L"$TMP/lib" -lvramfit \
     -Wl,-rpath,"$TMP/lib" 2>"$TMP/cc.err"; then
     check_out "abi: needs libvramfit.so.0" 0 "libvramfit.so.0" sh -c "readelf -d '$TMP/caller' 2>/dev/null || objdump -p '$TMP/caller'"
     # Qwen3-8B: 8,190,735,360 parameters (tests/reference/param-counts.tsv);
