@@ -288,6 +288,7 @@ VF_API const char *vf_role_name(vf_role r);
 #define VF_TENSOR_NOT_PARAM 0x1u  /* a stored buffer, not a parameter (GPT-2 attn.bias masks, inv_freq) */
 #define VF_TENSOR_MTP 0x2u        /* belongs to multi-token-prediction layers (DeepSeek-V3 layer 61) */
 #define VF_TENSOR_PACKED 0x4u     /* quantized storage: elements are packed words, not weights */
+#define VF_TENSOR_VISION 0x8u     /* a vision encoder's or projector's (outside the decoder's layers) */
 
 typedef struct vf_tensor {
     const char *name;
@@ -354,6 +355,10 @@ typedef struct vf_hparams {
     uint32_t quant_group_size;
     bool attention_bias;
     bool mlp_bias;
+    /* per layer, NULL when none: 1 for layers holding recurrent state instead of a
+     * KV cache (state-space mixers, linear attention, short convolutions); when
+     * NULL, every layer without a KV cache is recurrent if recurrent_state_bytes > 0 */
+    uint8_t *layer_recurrent;
 } vf_hparams;
 
 typedef struct vf_model vf_model;
@@ -412,6 +417,22 @@ VF_SIZE_PINNED(vf_model_totals, 2048);
 
 /** Sums over the model's tensors into t (a pass over the tensor table each call). */
 VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
+
+/**
+ * Every stored tensor element, counted as the Hugging Face Hub counts a
+ * checkpoint's safetensors (its "safetensors.total"): scales and buffers
+ * included, packed integer words as stored, and MXFP4 "_blocks" bytes as the
+ * two 4-bit values each holds. For a config.json, the checkpoint layout its
+ * quantization_config implies.
+ */
+VF_API uint64_t vf_model_stored_elements(const vf_model *m);
+
+/**
+ * NULL when the tensor list is exact (from the files, or a config.json of a
+ * known family); else one line saying why it is a guess (a config.json of an
+ * unknown model_type). fit and plan refuse such a model unless asked.
+ */
+VF_API const char *vf_model_approximate(const vf_model *m);
 
 /* ------------------------------------------------------------------------ */
 /* Catalog of models (embedded config.json files)                            */

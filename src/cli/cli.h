@@ -71,6 +71,9 @@ bool vf_parse_bytes(const char *s, uint64_t *out);
 
 /* Opens MODEL, printing the error on failure; returns 0 or an exit code. */
 int vf_cli_open_model(const char *src, vf_model **m);
+/* As vf_cli_open_model, but an approximate model (unknown family) is refused
+ * in one line (exit 3) unless allowed (fit and plan: --approximate). */
+int vf_cli_open_model_exact(const char *cmd, const char *src, vf_model **m, bool allow_approximate);
 
 /* ---- cmd_fit.c: the knobs fit and plan share ---- */
 typedef struct vf_cli_fit_args {
@@ -83,6 +86,8 @@ typedef struct vf_cli_fit_args {
     const char *over;    /* sweep --over context|batch */
     const char *values;  /* sweep --values N,N,... */
     bool runtime_set;
+    bool approximate;    /* --approximate: answer for a guessed tensor list (unknown family) */
+    const char *approx_why; /* set in vf_cli_fit_settle: the model's vf_model_approximate() */
     vf_estimate_opts est;
     uint32_t nodes;         /* --nodes N: machines (0 = as the devices need) */
     uint32_t gpus_per_node; /* --gpus-per-node G (0 = the catalog GPU's node) */

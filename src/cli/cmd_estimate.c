@@ -73,10 +73,11 @@ static json_t *assumptions_json(const vf_estimate *e)
     return a;
 }
 
-static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed)
+static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed, bool approximate)
 {
     json_t *o = json_object();
     json_object_set_new(o, "mode", json_string(e->mode == VF_MODE_TRAINING ? "training" : "inference"));
+    json_object_set_new(o, "approximate", json_boolean(approximate));
     json_object_set_new(o, "runtime", json_string(vf_runtime_name(e->runtime)));
     json_object_set_new(o, "total_bytes", vf_json_u64(e->total_bytes));
     json_object_set_new(o, "per_gpu_bytes", vf_json_u64(e->per_gpu_bytes));
@@ -268,9 +269,11 @@ int cmd_estimate(int argc, char **argv)
     if (o.infer.gpu_name[0] && vf_gpu_lookup(o.infer.gpu_name, &gpu, NULL) == VF_OK && gpu.from_catalog)
         vf_speed_bounds(m, &o, e, &gpu.gpu, e->gpus ? e->gpus : 1, &speed);
     if (json) {
-        rc = print_json(e, explain, &speed);
+        rc = print_json(e, explain, &speed, vf_model_approximate(m) != NULL);
     } else {
         const vf_hparams *hp = vf_model_hparams(m);
+        if (vf_model_approximate(m))
+            printf("APPROXIMATE: %s\n", vf_model_approximate(m));
         print_table(hp->name[0] ? hp->name : src, e, units, explain);
         if (speed.known) {
             printf("\n");

@@ -29,12 +29,14 @@ static void help(void)
            "  --gpus-per-node G      devices per machine (default: the catalog GPU's node, 8 for\n"
            "                         data-centre parts); tensor parallel stays inside a node,\n"
            "                         pipeline stages go across nodes\n"
+           "  --approximate          answer for a config.json of an unknown model_type (its tensors\n"
+           "                         guessed as a llama-like decoder); refused without it (exit 3)\n"
            "knobs (as for 'vramfit estimate'):\n");
     vf_cli_infer_opts_help(stdout);
     vf_cli_train_opts_help(stdout);
 }
 
-enum { O_GPU = VF_OPT_CMD_FIRST, O_LOCAL, O_TRAIN, O_JSON, O_UNITS, O_EMIT, O_OVER, O_VALUES, O_HELP, O_NODES, O_PER_NODE };
+enum { O_GPU = VF_OPT_CMD_FIRST, O_LOCAL, O_TRAIN, O_JSON, O_UNITS, O_EMIT, O_OVER, O_VALUES, O_HELP, O_NODES, O_PER_NODE, O_APPROX };
 
 /* --nodes / --gpus-per-node: a count of 1 to 4096 */
 static bool parse_count(const char *v, uint32_t *out)
@@ -57,7 +59,8 @@ const struct option vf_cli_fit_options[] = {
     {"units", required_argument, 0, O_UNITS}, {"emit", required_argument, 0, O_EMIT},
     {"over", required_argument, 0, O_OVER},   {"values", required_argument, 0, O_VALUES},
     {"help", no_argument, 0, O_HELP},         {"nodes", required_argument, 0, O_NODES},
-    {"gpus-per-node", required_argument, 0, O_PER_NODE}, {0, 0, 0, 0}};
+    {"gpus-per-node", required_argument, 0, O_PER_NODE},
+    {"approximate", no_argument, 0, O_APPROX}, {0, 0, 0, 0}};
 
 int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a, void (*helpfn)(void))
 {
@@ -103,6 +106,9 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
             if (!parse_count(v, &a->gpus_per_node))
                 return vf_usage_error(cmd, "--gpus-per-node: '%s' is not a count of 1 to 4096", v);
             continue;
+        case O_APPROX:
+            a->approximate = true;
+            continue;
         case O_EMIT:
             if (!emit_ok)
                 return vf_usage_error(cmd, "unknown option '--emit'");
@@ -147,6 +153,7 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
 void vf_cli_fit_settle(vf_cli_fit_args *a, const vf_model *m)
 {
     vf_estimate_opts *o = &a->est;
+    a->approx_why = vf_model_approximate(m);
     if (!a->runtime_set)
         vf_cli_default_runtime(o, m);
     if (o->mode == VF_MODE_INFERENCE && o->runtime == VF_RUNTIME_VLLM) {
@@ -225,6 +232,8 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     char b1[32], b2[32], b3[32];
     vf_units u = a->units;
     printf("Model:  %s (%s, runtime %s)\n", model, vf_cli_mode_name(&a->est), vf_runtime_name(a->est.runtime));
+    if (a->approx_why)
+        printf("APPROXIMATE: %s\n", a->approx_why);
     printf("GPU:    %s x%u, %s each\n", c->name, c->count, vf_fmt_bytes(f->gpu_bytes, u, b1, sizeof b1));
     if (c->note[0])
         printf("        note: %s\n", c->note);
@@ -292,6 +301,7 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
     if (a->json) {
         json_t *j = json_object();
         json_object_set_new(j, "fits", json_boolean(f->fits));
+        json_object_set_new(j, "approximate", json_boolean(a->approx_why != NULL));
         json_object_set_new(j, "gpu", json_string(c->name));
         json_object_set_new(j, "gpu_count", json_integer(c->count));
         json_object_set_new(j, "gpu_bytes", vf_json_u64(f->gpu_bytes));
@@ -330,7 +340,7 @@ int cmd_fit(int argc, char **argv)
     if ((a.gpu || a.local) && (rc = vf_cli_fit_gpu(&a, &c)) >= 0)
         return rc;
     vf_model *m = NULL;
-    if ((rc = vf_cli_open_model(a.model, &m)) != VF_EXIT_OK)
+    if ((rc = vf_cli_open_model_exact("fit", a.model, &m, a.approximate)) != VF_EXIT_OK)
         return rc;
     vf_cli_fit_settle(&a, m);
     rc = a.gpu || a.local ? fit_one(&a, m, &c) : vf_cli_fit_catalog(&a, m);

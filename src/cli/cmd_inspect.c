@@ -10,7 +10,10 @@ static void help(void)
            "Reads the model's headers (never its data) and prints its architecture, the exact\n"
            "parameter count and bytes, per-dtype parameters and bytes, and the key hyper-parameters.\n"
            "For a file, parameters are the sum of its tensors' element counts; stored buffers that\n"
-           "are not parameters (GPT-2's causal masks, rotary inv_freq) are counted apart.\n\n"
+           "are not parameters (GPT-2's causal masks, rotary inv_freq) are counted apart; stored\n"
+           "elements count every stored element as the Hugging Face Hub does (FP8 scales, packed\n"
+           "words, MXFP4 blocks at two values a byte). A config.json of an unknown model_type is\n"
+           "counted approximately and marked so (\"approximate\": true).\n\n"
            "  --tensors      list every tensor (name, dtype, shape, bytes, file offset)\n"
            "  --json         one JSON object on stdout\n"
            "  --units U      gib (default, 2^30 bytes) or gb (10^9 bytes)\n");
@@ -38,6 +41,8 @@ static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
     json_object_set_new(o, "format", json_string(vf_format_name(vf_model_format(m))));
     json_object_set_new(o, "architecture", json_string(hp->architecture));
     json_object_set_new(o, "params", vf_json_u64(t->params));
+    json_object_set_new(o, "stored_elements", vf_json_u64(vf_model_stored_elements(m)));
+    json_object_set_new(o, "approximate", json_boolean(vf_model_approximate(m) != NULL));
     json_object_set_new(o, "bytes", vf_json_u64(t->bytes));
     json_t *dts = json_object();
     for (int i = 0; i <= VF_DTYPE_COUNT; i++) {
@@ -116,6 +121,12 @@ static void print_human(const vf_model *m, const vf_model_totals *t, bool tensor
                vf_fmt_short(t->active_params, b, sizeof b));
     if (t->mtp_params)
         printf("  of which MTP %s (multi-token-prediction layers)\n", vf_fmt_count(t->mtp_params, a, sizeof a));
+    uint64_t stored = vf_model_stored_elements(m);
+    if (stored != t->params)
+        printf("stored         %s elements as the checkpoint stores them (scales, packed words, buffers)\n",
+               vf_fmt_count(stored, a, sizeof a));
+    if (vf_model_approximate(m))
+        printf("APPROXIMATE    %s\n", vf_model_approximate(m));
     if (t->buffer_elements)
         printf("buffers        %s elements stored that are not parameters\n",
                vf_fmt_count(t->buffer_elements, a, sizeof a));

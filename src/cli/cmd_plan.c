@@ -22,7 +22,9 @@ static void help(void)
            "  --gpu G[xN]  a catalog GPU (\"RTX 4090\", \"H100x8\") or a size (\"24GiB\")\n"
            "  --local      this machine's devices (NVML), their free memory\n"
            "  --train      training; only with --emit deepspeed, which implies it\n"
-           "  --json       {\"engine\", \"gpu\", \"gpus\", \"gpu_bytes\", \"needed_bytes\", \"config\"}\n"
+           "  --json       {\"engine\", \"gpu\", \"gpus\", \"gpu_bytes\", \"needed_bytes\", \"approximate\", \"config\"}\n"
+           "  --approximate  plan for a config.json of an unknown model_type (a guessed tensor list;\n"
+           "               refused without it, exit 3)\n"
            "Knobs are those of 'vramfit estimate' and 'vramfit fit' (see 'vramfit fit --help').\n"
            "For llamacpp, --context is the total -c that the --parallel (-np) slots share.\n");
 }
@@ -65,7 +67,7 @@ int cmd_plan(int argc, char **argv)
     if ((a.gpu || a.local) && (rc = vf_cli_fit_gpu(&a, &c)) >= 0)
         return rc;
     vf_model *m = NULL;
-    if ((rc = vf_cli_open_model(a.model, &m)) != VF_EXIT_OK)
+    if ((rc = vf_cli_open_model_exact("plan", a.model, &m, a.approximate)) != VF_EXIT_OK)
         return rc;
     vf_cli_fit_settle(&a, m);
     vf_fit *f = calloc(1, sizeof *f);
@@ -182,6 +184,8 @@ int cmd_plan(int argc, char **argv)
         free(est);
         goto out;
     }
+    if (a.approx_why)
+        note("APPROXIMATE: %s", a.approx_why);
     if (engine == VF_ENGINE_LLAMACPP && vf_model_format(m) != VF_FORMAT_GGUF)
         note("llama.cpp loads GGUF files: convert %s first (convert_hf_to_gguf.py)", a.model);
     if (a.json) {
@@ -191,6 +195,7 @@ int cmd_plan(int argc, char **argv)
         json_object_set_new(j, "gpus", json_integer(gpus));
         json_object_set_new(j, "gpu_bytes", vf_json_u64(gpu_bytes));
         json_object_set_new(j, "needed_bytes", vf_json_u64(est->per_gpu_bytes));
+        json_object_set_new(j, "approximate", json_boolean(a.approx_why != NULL));
         json_object_set_new(j, "config", json_string(buf));
         rc = vf_print_json(j);
     } else {

@@ -30,6 +30,7 @@ static int print_rows_json(const vf_cli_fit_args *a, uint64_t one, const vf_fit_
 {
     json_t *j = json_object();
     json_object_set_new(j, "fits", json_boolean(k > 0));
+    json_object_set_new(j, "approximate", json_boolean(a->approx_why != NULL));
     json_object_set_new(j, "needed_bytes", vf_json_u64(one));
     json_object_set_new(j, "mode", json_string(vf_cli_mode_name(&a->est)));
     json_t *arr = json_array();
@@ -42,6 +43,8 @@ static int print_rows_json(const vf_cli_fit_args *a, uint64_t one, const vf_fit_
 static void print_rows(const vf_cli_fit_args *a, uint64_t one, const vf_fit_row *rows, size_t k, size_t n)
 {
     char b1[32], b2[32], b3[32];
+    if (a->approx_why)
+        printf("APPROXIMATE: %s\n", a->approx_why);
     if (one)
         printf("Needs %s on one GPU (%s). ", vf_fmt_bytes(one, a->units, b1, sizeof b1), vf_cli_mode_name(&a->est));
     else

@@ -108,7 +108,8 @@ void vf__model_classify(vf_model *m)
     const vf_hparams *hp = &m->hp;
     for (size_t i = 0; i < m->n_tensors; i++) {
         vf_tensor *t = &m->tensors[i];
-        t->layer = tensor_layer_from_name(t->name);
+        /* a vision tower's blocks are not the decoder's layers */
+        t->layer = t->flags & VF_TENSOR_VISION ? -1 : tensor_layer_from_name(t->name);
         vf_role r = tensor_role_from_name(t->name);
         /* a bias of an expert projection is still an expert's */
         t->role = r;

@@ -4,6 +4,22 @@
 
 #include <string.h>
 
+/* What every runtime's answer says about the model itself: recurrent state
+ * in kv_cache, and a guessed tensor list. */
+static void note_model(const vf_model *m, vf_estimate *e)
+{
+    const vf_hparams *hp = vf_model_hparams(m);
+    uint32_t n = 0;
+    for (uint32_t il = 0; il < hp->n_layers; il++)
+        n += vf__layer_recurrent(hp, il);
+    if (n)
+        vf__assume(e, "recurrent state: %u layers x %llu B per sequence (conv + SSM / DeltaNet state), flat in "
+                      "context, counted in kv_cache",
+                   n, (unsigned long long)hp->recurrent_state_bytes);
+    if (vf_model_approximate(m))
+        vf__assume(e, "APPROXIMATE: %s", vf_model_approximate(m));
+}
+
 vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err)
 {
     const vf_infer_opts *io = &o->infer;
@@ -29,17 +45,25 @@ vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     out->mode = VF_MODE_INFERENCE;
     out->runtime = o->runtime;
     out->starts = true;
+    vf_status st;
     switch (o->runtime) {
     case VF_RUNTIME_TRANSFORMERS:
-        return vf__infer_transformers(m, o, out, err);
+        st = vf__infer_transformers(m, o, out, err);
+        break;
     case VF_RUNTIME_VLLM:
-        return vf__infer_vllm(m, o, out, err);
+        st = vf__infer_vllm(m, o, out, err);
+        break;
     case VF_RUNTIME_LLAMACPP:
-        return vf__infer_llamacpp(m, o, out, err);
+        st = vf__infer_llamacpp(m, o, out, err);
+        break;
     case VF_RUNTIME_LITGPT:
-        return vf__infer_litgpt(m, o, out, err);
-    case VF_RUNTIME_GENERIC:
+        st = vf__infer_litgpt(m, o, out, err);
+        break;
+    default:
+        st = vf__infer_generic(m, o, out, err);
         break;
     }
-    return vf__infer_generic(m, o, out, err);
+    if (st == VF_OK)
+        note_model(m, out);
+    return st;
 }

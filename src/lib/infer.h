@@ -96,6 +96,18 @@ VF_HIDDEN bool vf__kv_dtype_parse(const char *s, vf_dtype def, vf_dtype *k, vf_d
 VF_HIDDEN uint64_t vf__kv_bytes_per_token(const vf_hparams *hp, bool mla_latent, vf_dtype k, vf_dtype v);
 /* Recurrent (SSM / linear attention) state per sequence, all recurrent layers. */
 VF_HIDDEN uint64_t vf__recurrent_bytes(const vf_hparams *hp);
+/* vLLM's hybrid KV-cache layout (infer_vllm_hybrid.c): false when no layer is recurrent. */
+typedef struct vf__vllm_hybrid {
+    uint64_t block;      /* attention block size in tokens (raised to fit a state page) */
+    uint64_t page;       /* bytes of one pool block: group x the common page size */
+    uint64_t state_page; /* one recurrent layer's state per request, per GPU */
+    uint64_t need;       /* bytes a max_model_len request needs */
+    uint32_t group, attn_groups, rec_groups;
+} vf__vllm_hybrid;
+VF_HIDDEN bool vf__vllm_hybrid_layout(const vf_hparams *hp, uint64_t tp, vf_dtype kt, vf_dtype vt, uint64_t mml,
+                                      vf__vllm_hybrid *o);
+/* Whether layer il holds recurrent state (hp->layer_recurrent, else the layers without KV). */
+VF_HIDDEN bool vf__layer_recurrent(const vf_hparams *hp, uint32_t il);
 /* Positions layer il caches for a sequence of ctx tokens: sliding-window
  * layers hold at most the window. */
 VF_HIDDEN uint64_t vf__layer_tokens(const vf_hparams *hp, uint32_t il, uint64_t ctx);

@@ -116,13 +116,20 @@ uint64_t vf__kv_bytes_per_token(const vf_hparams *hp, bool mla_latent, vf_dtype 
 
 /* recurrent_state_bytes is per sequence and recurrent layer (the layers
  * without a KV cache of their own; every layer when none is marked). */
+bool vf__layer_recurrent(const vf_hparams *hp, uint32_t il)
+{
+    if (!hp->recurrent_state_bytes || il >= hp->n_layers)
+        return false;
+    if (hp->layer_recurrent)
+        return hp->layer_recurrent[il] != 0;
+    return !hp->layer_no_kv || hp->layer_no_kv[il];
+}
+
 uint64_t vf__recurrent_bytes(const vf_hparams *hp)
 {
-    if (!hp->recurrent_state_bytes)
-        return 0;
     uint64_t n = 0;
     for (uint32_t il = 0; il < hp->n_layers; il++)
-        n += !hp->layer_no_kv || hp->layer_no_kv[il];
+        n += vf__layer_recurrent(hp, il);
     return vf__smul(hp->recurrent_state_bytes, n);
 }
 
@@ -151,7 +158,11 @@ uint64_t vf__prompt_tokens(const vf_infer_opts *io, uint64_t ctx)
     return io->prompt_tokens && io->prompt_tokens < ctx ? io->prompt_tokens : ctx;
 }
 
-bool vf__hp_has_attention(const vf_hparams *hp) { return hp->n_layers > 0 && (hp->n_heads > 0 || hp->layer_n_heads); }
+bool vf__hp_has_attention(const vf_hparams *hp)
+{
+    /* a pure state-space model has no heads but a state to size */
+    return hp->n_layers > 0 && (hp->n_heads > 0 || hp->layer_n_heads || hp->recurrent_state_bytes > 0);
+}
 
 uint64_t vf__hp_context(const vf_hparams *hp) { return hp->context_length ? hp->context_length : 2048; }
 

@@ -193,8 +193,15 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         uint64_t nb = swa ? (swa_tok + VLLM_BLOCK - 1) / VLLM_BLOCK + 1 : (mml + VLLM_BLOCK - 1) / VLLM_BLOCK;
         need = vf__sadd(need, vf__smul(nb, lp));
     }
-    /* MambaSpec: a request's recurrent state, whatever its length */
-    need = vf__sadd(need, vf__recurrent_bytes(hp) / tp);
+    /* hybrids: one page size for every layer, a state page per recurrent group */
+    uint64_t bs = VLLM_BLOCK;
+    vf__vllm_hybrid hy;
+    bool hybrid = vf__vllm_hybrid_layout(hp, tp, kt, vt, mml, &hy);
+    if (hybrid) {
+        page = full_page = hy.page;
+        need = hy.need;
+        bs = hy.block;
+    }
     uint64_t pool = 0;
     e->starts = true;
     if (requested <= non_kv) {
@@ -211,11 +218,13 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
      * their own KV-cache groups (hybrid allocator) a token costs a page of
      * the full-attention layers only. */
     uint64_t per_block = full_page ? full_page : page;
-    uint64_t tokens = per_block ? pool / per_block * VLLM_BLOCK : 0;
+    uint64_t tokens = per_block ? pool / per_block * bs : 0;
+    if (hybrid && !hy.attn_groups)
+        tokens = pool / page * mml; /* attention-free: one block per request, any length */
     double conc = need ? (double)pool / (double)need : 0;
     if (e->starts && conc < 1.0) {
         e->starts = false;
-        uint64_t fit = full_page ? pool / full_page * VLLM_BLOCK : 0;
+        uint64_t fit = full_page ? pool / full_page * bs : 0;
         snprintf(e->reason, sizeof e->reason,
                  "max_model_len %llu needs %.2f GiB of KV cache, more than the %.2f GiB available; the largest "
                  "that fits is about %llu",
@@ -245,7 +254,13 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     e->total_bytes = vf__smul(e->per_gpu_bytes, tp);
     e->context = mml;
     e->batch = mns;
-    e->kv_bytes_per_token = page / VLLM_BLOCK;
+    e->kv_bytes_per_token = page / bs;
+    if (hybrid)
+        vf__assume(e, "hybrid KV cache (vLLM v1): recurrent state page %llu B per layer and request, attention "
+                      "block raised to %llu tokens, %u groups of %u layers (%u attention, %u recurrent), pages of "
+                      "%llu B",
+                   (unsigned long long)hy.state_page, (unsigned long long)hy.block, hy.attn_groups + hy.rec_groups,
+                   hy.group, hy.attn_groups, hy.rec_groups, (unsigned long long)(hy.page / hy.group));
     e->weight_bits = w.bits;
 
     vf__assume(e, "runtime = vLLM %s (%s accounting), gpu %.2f GiB x gpu_memory_utilization %.2f",

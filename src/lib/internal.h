@@ -65,6 +65,7 @@ struct vf_model {
     size_t n_warnings, cap_warnings;
     json_t *config;  /* parsed config.json when one was read (owned) */
     json_t *gguf_kv; /* GGUF metadata as a JSON object (owned), for arch lookups */
+    char approximate[224]; /* why the tensor list is a guess (unknown family); "" when exact */
     /* name arena: tensor and file names point into these blocks */
     char **strings;
     size_t n_strings, cap_strings;

@@ -37,6 +37,8 @@ void vf__hparams_free(vf_hparams *hp)
     free(hp->layer_head_dim);
     free(hp->layer_is_swa);
     free(hp->layer_no_kv);
+    free(hp->layer_recurrent);
+    hp->layer_recurrent = NULL;
     free(hp->layer_ff);
     hp->layer_n_heads = hp->layer_n_kv_heads = hp->layer_head_dim = NULL;
     hp->layer_is_swa = hp->layer_no_kv = NULL;
@@ -148,6 +150,27 @@ size_t vf_model_file_count(const vf_model *m) { return m->n_files; }
 const vf_file_info *vf_model_file(const vf_model *m, size_t i) { return i < m->n_files ? &m->files[i] : NULL; }
 size_t vf_model_warning_count(const vf_model *m) { return m->n_warnings; }
 const char *vf_model_warning(const vf_model *m, size_t i) { return i < m->n_warnings ? m->warnings[i] : NULL; }
+
+const char *vf_model_approximate(const vf_model *m) { return m->approximate[0] ? m->approximate : NULL; }
+
+/* An MXFP4 block tensor (gpt-oss "*_blocks", U8): the Hub counts each byte's
+ * two 4-bit values (openai/gpt-oss-20b: safetensors.total U8 19,707,494,400 =
+ * the experts' 19,110,297,600 weights + 597,196,800 scale bytes). */
+static bool mxfp4_blocks(const vf_tensor *x)
+{
+    size_t n = strlen(x->name);
+    return x->dtype == VF_DTYPE_U8 && n > 7 && strcmp(x->name + n - 7, "_blocks") == 0;
+}
+
+uint64_t vf_model_stored_elements(const vf_model *m)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const vf_tensor *x = &m->tensors[i];
+        s += mxfp4_blocks(x) ? 2 * x->n_elements : x->n_elements;
+    }
+    return s;
+}
 
 void vf_model_totals_get(const vf_model *m, vf_model_totals *t)
 {

@@ -605,10 +605,11 @@ static void test_unknown_family(void **state)
     vf_model *m = NULL;
     vf_error e = {0};
     char *dir;
-    assert_int_equal(open_text("{\"model_type\":\"mamba\",\"d_model\":768,\"n_layer\":24}", &m, &e, &dir),
+    assert_int_equal(open_text("{\"model_type\":\"rwkv7\",\"d_model\":768,\"n_layer\":24}", &m, &e, &dir),
                      VF_EUNSUPPORTED);
     assert_null(m);
-    assert_non_null(strstr(e.msg, "'mamba'"));
+    assert_non_null(strstr(e.msg, "'rwkv7'"));
+    assert_non_null(strstr(e.msg, "nemotron_h"));
     assert_non_null(strstr(e.msg, "llama"));
     assert_non_null(strstr(e.msg, "deepseek_v3"));
     assert_int_equal(vf_status_exit_code(e.status), 3);
@@ -621,6 +622,8 @@ static void test_unknown_family(void **state)
                      VF_OK);
     assert_true(vf_model_warning_count(m) >= 1);
     assert_non_null(strstr(vf_model_warning(m, 0), "approximate"));
+    assert_non_null(vf_model_approximate(m));
+    assert_non_null(strstr(vf_model_approximate(m), "'newthing'"));
     assert_int_equal(totals(m).params, small_llama_params);
     vf_model_free(m);
     done_dir(dir);

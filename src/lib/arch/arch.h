@@ -56,6 +56,13 @@ typedef struct vf__ab {
     vf__quant q;
     vf__ab_rx rx[VF_AB_MAX_RX];
     size_t n_rx;
+    uint32_t flags; /* VF_TENSOR_* OR'ed into every tensor built (MTP blocks, vision towers) */
+    /* a text model inside a wrapper: its family and checkpoint names (NULL: the family's own) */
+    const char *type; /* model_type of the text model being built */
+    const char *pre;  /* decoder prefix, "model." by default */
+    const char *head; /* output head, "lm_head" by default */
+    vf_status (*text_build)(struct vf__ab *b); /* a wrapper's text model builder (resolved by the reader) */
+    const char *text_type;
 } vf__ab;
 
 /* Releases what the builder compiled. */
@@ -83,6 +90,33 @@ VF_HIDDEN void vf__ab_fail(vf__ab *b, vf_status st, const char *fmt, ...) VF_PRI
 /* quantization_config → b->q (arch_quant.c). */
 VF_HIDDEN vf_status vf__quant_parse(vf__ab *b, const json_t *qc);
 
+/* ---- shared parts (arch_parts.c) ---- */
+/* An attention block's projections: "<p>q_proj" ... as named, with optional
+ * output gate (q_proj twice as wide: Qwen3-Next, Qwen3.5) and q/k norms. */
+typedef struct vf__attn {
+    uint64_t h, heads, kv, hd;
+    bool q_gate, qkv_bias, o_bias;
+    int qk_norm;                /* 0 none, 1 per head [hd], 2 whole projection [heads*hd] */
+    const char *o, *qn, *kn;    /* NULL: "o_proj", "q_norm", "k_norm" */
+} vf__attn;
+VF_HIDDEN void vf__ab_attn(vf__ab *b, const char *p, const vf__attn *a);
+/* SwiGLU MLP "<p>gate_proj/up_proj/down_proj" (names as given, NULL gate = plain up/down). */
+VF_HIDDEN void vf__ab_mlp(vf__ab *b, const char *p, uint64_t h, uint64_t ff, unsigned flags, const char *g,
+                          const char *u, const char *d);
+/* Routed experts "<p>experts.<e>.<g|u|d>" each [ff, h] / [h, ff]. */
+VF_HIDDEN void vf__ab_experts(vf__ab *b, const char *p, uint64_t E, uint64_t h, uint64_t ff, const char *g,
+                              const char *u, const char *d);
+/* A Mamba-2 mixer (mamba_ssm Mamba2 / transformers Mamba2Mixer, BambaMixer,
+ * NemotronHMamba2Mixer): in_proj, conv1d, dt_bias, A_log, D, gated norm, out_proj. */
+typedef struct vf__ssm2 {
+    uint64_t h, heads, head_dim, state, groups, conv;
+    bool conv_bias, proj_bias, norm; /* norm: the gated RMSNorm over d_inner */
+} vf__ssm2;
+VF_HIDDEN void vf__ab_mamba2(vf__ab *b, const char *p, const vf__ssm2 *s);
+/* One vision/text sub-config's integer, with the class default when absent;
+ * fails the build past cap. */
+VF_HIDDEN uint64_t vf__ab_cfg(vf__ab *b, const json_t *o, const char *key, uint64_t dflt, uint64_t cap);
+
 /* ---- families ---- */
 typedef vf_status (*vf__arch_fn)(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_decoder(vf__ab *b); /* llama-like decoders: arch_decoder.c */
@@ -92,6 +126,42 @@ VF_HIDDEN vf_status vf__arch_bigcode(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_neox(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_bert(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_falcon(vf__ab *b);
+VF_HIDDEN vf_status vf__arch_text(vf__ab *b);   /* arch_text.c: 2025-26 text decoders */
+VF_HIDDEN vf_status vf__arch_hybrid(vf__ab *b); /* arch_hybrid.c: SSM / linear attention hybrids */
+VF_HIDDEN void vf__arch_ssm(vf__ab *b, const char *type); /* arch_ssm.c: the Mamba families */
+/* Per-layer kinds of a hybrid (attention / recurrent / neither) and its recurrent
+ * state per sequence and layer, from config.json (arch_hybrid.c). */
+VF_HIDDEN bool vf__is_hybrid(const char *type);
+VF_HIDDEN vf_status vf__hybrid_hparams(vf_hparams *hp, const json_t *root, const json_t *t, const char *type,
+                                       const char *path, vf_error *err);
+VF_HIDDEN vf_status vf__arch_vlm(vf__ab *b);    /* arch_vlm.c: vision-language wrappers */
+/* A vision tower + projector as the wrapper's model_type lays it out (arch_vision.c). */
+VF_HIDDEN void vf__vision_tower(vf__ab *b, const char *type);
+
+/* What a family's config class implies where config.json says nothing. */
+enum {
+    VF_TR_UNTIED = 1 << 0,   /* tie_word_embeddings defaults to false (true is PretrainedConfig's default) */
+    VF_TR_FP32 = 1 << 1,     /* checkpoints saved from float32 models (the old families) */
+    VF_TR_BIASES = 1 << 2,   /* attention and MLP biases (falcon: as its "bias" key says) */
+    VF_TR_FF_4H = 1 << 3,    /* no intermediate size: 4 x hidden */
+    VF_TR_QWEN_SWA = 1 << 4, /* with a sliding window, max_window_layers decides which layers slide */
+    VF_TR_QKV_BIAS = 1 << 5, /* attention_bias defaults to true */
+    VF_TR_FALCON = 1 << 6,   /* falcon: multi_query, new_decoder_architecture and "bias" keys */
+    VF_TR_NO_ATTN = 1 << 7,  /* attention-free (pure state-space): no heads needed */
+    VF_TR_VLM = 1 << 8,      /* a vision-language wrapper: text_config + vision_config */
+};
+
+typedef struct vf__family {
+    const char *model_type;
+    vf__arch_fn build;
+    unsigned traits;
+    const char *text, *pre, *head; /* VF_TR_VLM: the text model's family and checkpoint names */
+} vf__family;
+
+/* The family for a model_type (also legacy spellings), NULL if unknown (families.c). */
+VF_HIDDEN const vf__family *vf__family_find(const char *model_type);
+/* "llama, mistral, ..." for error messages, into list[cap]. */
+VF_HIDDEN void vf__family_list(char *list, size_t cap);
 
 /* ---- config access (hfconfig.c) ---- */
 

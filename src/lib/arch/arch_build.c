@@ -72,7 +72,7 @@ void vf__ab_raw(vf__ab *b, vf_dtype dt, uint32_t flags, uint64_t n_params, uint3
         vf__ab_fail(b, VF_ERANGE, "tensor '%s': byte size out of range", name);
         return;
     }
-    t.flags = flags;
+    t.flags = flags | b->flags;
     vf_tensor *d = vf__model_add_tensor(b->m, &t);
     if (!d) {
         vf__ab_fail(b, VF_ENOMEM, "out of memory or too many tensors");

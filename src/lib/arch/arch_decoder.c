@@ -22,7 +22,7 @@ typedef struct spec {
     moe_kind moe;
 } spec;
 
-static bool is(const char *a, const char *b) { return a && strcmp(a, b) == 0; }
+static bool is(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 /* Whether block i has routed experts (qwen2_moe/qwen3_moe rule: not in
  * mlp_only_layers and (i + 1) % decoder_sparse_step == 0). */
@@ -241,7 +241,7 @@ static void gemma3_vision(vf__ab *b)
 vf_status vf__arch_decoder(vf__ab *b)
 {
     const vf_hparams *hp = &b->m->hp;
-    const char *type = hp->architecture;
+    const char *type = b->type ? b->type : hp->architecture;
     spec s = {.pre = "model.", .head = "lm_head"};
     s.qkv_bias = hp->attention_bias;
     s.o_bias = hp->attention_bias && !is(type, "qwen2") && !is(type, "qwen2_moe");
@@ -281,6 +281,10 @@ vf_status vf__arch_decoder(vf__ab *b)
             vf__model_warn(b->m, "%s: gemma4 vision/audio encoders are not counted (text model only)", b->path);
     }
 
+    if (b->pre) /* a wrapper's text model (arch_vlm.c) */
+        s.pre = b->pre;
+    if (b->head)
+        s.head = b->head;
     vf__ab_param(b, hp->vocab_size, hp->hidden_size, "%sembed_tokens.weight", s.pre);
     if (is(type, "gemma4") || is(type, "gemma4_text")) {
         uint64_t ple = 0, pv = hp->vocab_size;
@@ -310,6 +314,23 @@ static bool deepseek_moe_layer(const vf_hparams *hp, uint32_t i)
     return hp->n_experts && i >= hp->first_k_dense && i % f == 0;
 }
 
+/* DeepSeek-V3.2's sparse-attention indexer (its inference code's Indexer):
+ * wq_b [n*d, q_lora_rank] and wk [d, h] quantized like the other linears,
+ * k_norm a LayerNorm [d], weights_proj [n, h] kept in bf16. */
+static void deepseek_indexer(vf__ab *b, const char *p)
+{
+    const vf_hparams *hp = &b->m->hp;
+    uint64_t n = 0, d = 0;
+    vf__cfg_u64(b->cfg, &n, "index_n_heads", NULL);
+    vf__cfg_u64(b->cfg, &d, "index_head_dim", NULL);
+    if (!is(hp->architecture, "deepseek_v32") || !n || !d || n > 16384 || d > 65536 || !hp->q_lora_rank)
+        return;
+    vf__ab_linear(b, 0, n * d, hp->q_lora_rank, "%sself_attn.indexer.wq_b", p);
+    vf__ab_linear(b, 0, d, hp->hidden_size, "%sself_attn.indexer.wk", p);
+    vf__ab_layernorm(b, d, "%sself_attn.indexer.k_norm", p);
+    vf__ab_linear(b, VF_LIN_NOQUANT, n, hp->hidden_size, "%sself_attn.indexer.weights_proj", p);
+}
+
 static void deepseek_block(vf__ab *b, uint32_t i)
 {
     const vf_hparams *hp = &b->m->hp;
@@ -330,6 +351,7 @@ static void deepseek_block(vf__ab *b, uint32_t i)
     vf__ab_param(b, hp->kv_lora_rank, 0, "%sself_attn.kv_a_layernorm.weight", p);
     vf__ab_linear(b, 0, H * (nope + vd), hp->kv_lora_rank, "%sself_attn.kv_b_proj", p);
     vf__ab_linear(b, ab, h, H * vd, "%sself_attn.o_proj", p);
+    deepseek_indexer(b, p);
     vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
     if (!deepseek_moe_layer(hp, i)) {
         uint64_t ff = hp->intermediate_size;

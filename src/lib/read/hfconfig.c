@@ -22,76 +22,22 @@
 #define CAP_CONTEXT ((uint64_t)1 << 40)
 #define CAP_BUILD_TENSORS ((uint64_t)1 << 20) /* tensors a config may imply (real: < 600k) */
 
-/* ---- families ---- */
+/* ---- families (arch/families.c) ---- */
 
-/* What a family's config class implies where config.json says nothing. */
-enum {
-    TR_UNTIED = 1 << 0,   /* tie_word_embeddings defaults to false (true is PretrainedConfig's default) */
-    TR_FP32 = 1 << 1,     /* checkpoints saved from float32 models (the old families) */
-    TR_BIASES = 1 << 2,   /* attention and MLP biases (falcon: as its "bias" key says) */
-    TR_FF_4H = 1 << 3,    /* no intermediate size: 4 x hidden */
-    TR_QWEN_SWA = 1 << 4, /* with a sliding window, max_window_layers decides which layers slide */
-    TR_QKV_BIAS = 1 << 5, /* attention_bias defaults to true */
-    TR_FALCON = 1 << 6,   /* falcon: multi_query, new_decoder_architecture and "bias" keys */
-};
-
-typedef struct family {
-    const char *model_type;
-    vf__arch_fn build;
-    unsigned traits;
-} family;
-
-static const family families[] = {
-    {"llama", vf__arch_decoder, TR_UNTIED},
-    {"mistral", vf__arch_decoder, TR_UNTIED},
-    {"mixtral", vf__arch_decoder, TR_UNTIED},
-    {"qwen2", vf__arch_decoder, TR_UNTIED | TR_QWEN_SWA | TR_QKV_BIAS},
-    {"qwen2_moe", vf__arch_decoder, TR_UNTIED | TR_QWEN_SWA | TR_QKV_BIAS},
-    {"qwen3", vf__arch_decoder, TR_UNTIED | TR_QWEN_SWA},
-    {"qwen3_moe", vf__arch_decoder, TR_UNTIED | TR_QWEN_SWA},
-    {"gemma", vf__arch_decoder, 0},
-    {"gemma2", vf__arch_decoder, 0},
-    {"gemma3", vf__arch_decoder, 0},
-    {"gemma3_text", vf__arch_decoder, 0},
-    {"gemma4", vf__arch_decoder, 0},
-    {"gemma4_text", vf__arch_decoder, 0},
-    {"phi3", vf__arch_decoder, TR_UNTIED},
-    {"olmo2", vf__arch_decoder, TR_UNTIED},
-    {"gpt_oss", vf__arch_decoder, TR_UNTIED},
-    {"deepseek_v2", vf__arch_deepseek, TR_UNTIED},
-    {"deepseek_v3", vf__arch_deepseek, TR_UNTIED},
-    {"gpt2", vf__arch_gpt2, TR_FP32 | TR_BIASES | TR_FF_4H},
-    {"gpt_bigcode", vf__arch_bigcode, TR_FP32 | TR_BIASES | TR_FF_4H},
-    {"gpt_neox", vf__arch_neox, TR_UNTIED | TR_FP32 | TR_BIASES},
-    {"bert", vf__arch_bert, TR_FP32 | TR_BIASES},
-    {"falcon", vf__arch_falcon, TR_FALCON | TR_BIASES | TR_FF_4H},
-    {"RefinedWebModel", vf__arch_falcon, TR_FALCON | TR_BIASES | TR_FF_4H}, /* falcon-7b's original format */
-    {"RefinedWeb", vf__arch_falcon, TR_FALCON | TR_BIASES | TR_FF_4H},      /* falcon-40b's original format */
-};
-
-/* The family for a model_type (also legacy spellings), NULL if unknown. */
-static const family *family_find(const char *model_type)
+/* mamba_ssm's own config format (state-spaces/mamba2-*): no model_type, d_model + ssm_cfg */
+static const char *config_type(const json_t *root)
 {
-    if (!model_type)
-        return NULL;
-    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
-        if (strcmp(families[i].model_type, model_type) == 0)
-            return &families[i];
-    return NULL;
+    const char *type = vf__cfg_str(root, "model_type");
+    if (!type && json_is_object(json_object_get(root, "ssm_cfg")) && json_object_get(root, "d_model"))
+        return "mamba_ssm";
+    return type;
 }
 
 /* The traits of a model_type; none when it is not a known family. */
 static unsigned traits(const char *model_type)
 {
-    const family *f = family_find(model_type);
+    const vf__family *f = vf__family_find(model_type);
     return f ? f->traits : 0;
-}
-
-/* "llama, mistral, ..." for error messages. */
-static const char *family_list(void)
-{
-    return "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma4, phi3, "
-           "olmo2, gpt_oss, deepseek_v2, deepseek_v3, gpt2, gpt_bigcode, gpt_neox, bert, falcon";
 }
 
 /* ---- hyper-parameters ---- */
@@ -131,6 +77,9 @@ static const struct {
                     "\"num_hidden_layers\":26,\"num_attention_heads\":8,\"num_key_value_heads\":4,"
                     "\"head_dim\":256,\"max_position_embeddings\":131072,\"sliding_window\":4096,"
                     "\"sliding_window_pattern\":6,\"tie_word_embeddings\":true}"},
+    /* LlamaConfig (llava's text_config keeps only what differs from it) */
+    {"llama", "{\"vocab_size\":32000,\"hidden_size\":4096,\"intermediate_size\":11008,"
+              "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"max_position_embeddings\":2048}"},
 };
 
 static void fill_text_defaults(json_t *root)
@@ -216,7 +165,7 @@ static vf_status layer_kinds(vf_hparams *hp, const json_t *t, const char *type, 
         vf__cfg_u64(t, &pat, "sliding_window_pattern", NULL);
         for (uint32_t i = 0; i < L; i++)
             swa[i] = pat > 0 && (i + 1) % pat != 0;
-    } else if (hp->sliding_window && (traits(type) & TR_QWEN_SWA)) {
+    } else if (hp->sliding_window && (traits(type) & VF_TR_QWEN_SWA)) {
         uint64_t mwl = 0;
         vf__cfg_u64(t, &mwl, "max_window_layers", NULL);
         for (uint32_t i = 0; i < L; i++)
@@ -273,7 +222,7 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
 {
     fill_text_defaults(root);
     const json_t *t = text_cfg(root);
-    const char *type = vf__cfg_str(root, "model_type");
+    const char *type = config_type(root);
     const char *ttype = vf__cfg_str(t, "model_type");
     snprintf(hp->architecture, sizeof hp->architecture, "%s", type ? type : ttype ? ttype : "");
     const char *nm = vf__cfg_str(root, "_name_or_path");
@@ -282,7 +231,8 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
     if (!type)
         type = ttype;
     unsigned tr = traits(type);
-    bool falcon = tr & TR_FALCON;
+    unsigned ttr = t != root && vf__family_find(ttype) ? traits(ttype) : tr; /* the text model's class */
+    bool falcon = tr & VF_TR_FALCON;
 
     rd r = {t, path, err, VF_OK};
     uint64_t v;
@@ -299,7 +249,7 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
         (streq(type, "gpt_bigcode") && vf__cfg_bool(t, "multi_query", true)))
         hp->n_kv_heads = 1;
     if (get(&r, &hp->intermediate_size, CAP_FF, "intermediate_size", "n_inner", "ffn_hidden_size") == false &&
-        r.st == VF_OK && (tr & TR_FF_4H))
+        r.st == VF_OK && (tr & VF_TR_FF_4H))
         hp->intermediate_size = 4 * hp->hidden_size;
     get(&r, &hp->vocab_size, CAP_VOCAB, "vocab_size", "padded_vocab_size", NULL);
     get(&r, &hp->context_length, CAP_CONTEXT, "max_position_embeddings", "n_positions", "max_sequence_length");
@@ -317,8 +267,8 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
                        hp->n_heads);
 
     /* tied embeddings: transformers' PretrainedConfig default is true; the
-     * TR_UNTIED families set false in their config classes */
-    bool tie_default = !(tr & TR_UNTIED);
+     * VF_TR_UNTIED families set false in their config classes */
+    bool tie_default = !(ttr & VF_TR_UNTIED);
     const json_t *tie = json_object_get(t, "tie_word_embeddings");
     if (!json_is_boolean(tie))
         tie = json_object_get(root, "tie_word_embeddings");
@@ -333,14 +283,17 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
         hp->n_experts_active = (uint32_t)v;
     if (get(&r, &v, CAP_EXPERTS, "n_shared_experts", "num_shared_experts", NULL))
         hp->n_shared_experts = (uint32_t)v;
-    get(&r, &hp->moe_intermediate_size, CAP_FF, "moe_intermediate_size", NULL, NULL);
-    if (get(&r, &hp->shared_expert_intermediate_size, CAP_FF, "shared_expert_intermediate_size", NULL, NULL) &&
+    get(&r, &hp->moe_intermediate_size, CAP_FF, "moe_intermediate_size", "expert_intermediate_size", NULL);
+    /* the shared expert's width under each family's spelling */
+    if ((get(&r, &hp->shared_expert_intermediate_size, CAP_FF, "shared_expert_intermediate_size",
+             "moe_shared_expert_intermediate_size", "shared_intermediate_size") ||
+         get(&r, &hp->shared_expert_intermediate_size, CAP_FF, "shared_expert_ffn_size", NULL, NULL)) &&
         hp->shared_expert_intermediate_size && !hp->n_shared_experts)
         hp->n_shared_experts = 1;
-    if (get(&r, &v, CAP_LAYERS, "first_k_dense_replace", NULL, NULL))
+    if (get(&r, &v, CAP_LAYERS, "first_k_dense_replace", "num_dense_layers", "first_k_dense"))
         hp->first_k_dense = (uint32_t)v;
     hp->moe_layer_freq = hp->n_experts ? 1 : 0;
-    if (get(&r, &v, CAP_LAYERS, "moe_layer_freq", "decoder_sparse_step", NULL))
+    if (get(&r, &v, CAP_LAYERS, "moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"))
         hp->moe_layer_freq = (uint32_t)v;
     if (get(&r, &v, 64, "num_nextn_predict_layers", NULL, NULL))
         hp->n_mtp_layers = (uint32_t)v;
@@ -374,9 +327,9 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
         return r.st;
 
     /* attention / MLP biases as the families define them */
-    hp->attention_bias = vf__cfg_bool(t, "attention_bias", tr & TR_QKV_BIAS);
+    hp->attention_bias = vf__cfg_bool(t, "attention_bias", ttr & VF_TR_QKV_BIAS);
     hp->mlp_bias = vf__cfg_bool(t, "mlp_bias", false);
-    if (tr & TR_BIASES) {
+    if (tr & VF_TR_BIASES) {
         hp->attention_bias = hp->mlp_bias = falcon ? vf__cfg_bool(t, "bias", false) : true;
     }
 
@@ -403,6 +356,8 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
     }
 
     vf_status st = layer_kinds(hp, t, type, path, err);
+    if (st == VF_OK) /* a wrapper's hybrid text model (qwen3_5, lfm2_vl) by its own model_type */
+        st = vf__hybrid_hparams(hp, root, t, (tr & VF_TR_VLM) && ttype ? ttype : type, path, err);
     if (st == VF_OK && (streq(type, "gemma4") || streq(type, "gemma4_text")))
         st = gemma4_layers(hp, t, path, err);
     return st;
@@ -421,7 +376,7 @@ vf_status vf__hfconfig_parse_hparams(vf_hparams *hp, json_t *cfg, const char *pa
  * families were saved from float32 models; newer ones ship bfloat16. */
 static vf_dtype default_dtype(const char *type)
 {
-    return traits(type) & TR_FP32 ? VF_DTYPE_F32 : VF_DTYPE_BF16;
+    return traits(type) & VF_TR_FP32 ? VF_DTYPE_F32 : VF_DTYPE_BF16;
 }
 
 /* Tensors per layer a config implies, bounded before anything is built. */
@@ -445,9 +400,91 @@ static bool has_decoder_keys(const json_t *t)
     return true;
 }
 
+/* A vision-language wrapper's text model: its family (as the wrapper names
+ * it, else text_config's model_type) and the checkpoint's names for it. */
+static vf_status wrapped_text(vf__ab *b, const vf__family *w)
+{
+    const char *tt = w->text ? w->text : vf__cfg_str(b->cfg, "model_type");
+    const vf__family *tf = vf__family_find(tt ? tt : "llama");
+    if (!tf || (tf->traits & VF_TR_VLM))
+        return vf__err(b->err, VF_EUNSUPPORTED, b->path, "text model '%.64s' of '%s' is not a known family",
+                       tt ? tt : "", w->model_type);
+    b->text_build = tf->build;
+    b->text_type = tf->model_type;
+    b->pre = w->pre;
+    b->head = w->head;
+    return VF_OK;
+}
+
+/* An unknown model_type: never a silent guess. With the keys every decoder
+ * writes, its tensors are estimated as a llama-like decoder (with the MoE keys
+ * it states) and the model is marked approximate; without them, an error. */
+static vf_status unknown_family(vf_model *m, const json_t *t, const char *type, const char *path, vf_error *err)
+{
+    char list[1536];
+    if (!has_decoder_keys(t)) {
+        vf__family_list(list, sizeof list);
+        if (!type)
+            return vf__err(err, VF_EUNSUPPORTED, path, "no model_type; supported: %s", list);
+        return vf__err(err, VF_EUNSUPPORTED, path, "model_type '%.64s' is not supported; supported: %s", type, list);
+    }
+    snprintf(m->approximate, sizeof m->approximate,
+             "model_type '%.64s' is not a known family: its tensors are estimated as a llama-like decoder%s",
+             type ? type : "", m->hp.n_experts ? " with the experts its config states" : "");
+    vf__model_warn(m, "%s: %s (approximate)", path, m->approximate);
+    return VF_OK;
+}
+
+/* Python's json.dump writes float('inf') and nan as the bare words Infinity,
+ * -Infinity and NaN (Nemotron-H's time_step_limit): JSON has no such tokens.
+ * Outside strings they become null, padded to the same length so positions in
+ * error messages hold. NULL when the text has none (or no memory). */
+static char *python_floats(const char *text, size_t len)
+{
+    char *out = NULL;
+    bool in_str = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+            continue;
+        }
+        if (c == '"') {
+            in_str = true;
+            continue;
+        }
+        size_t n = len - i >= 9 && memcmp(text + i, "-Infinity", 9) == 0 ? 9
+                   : len - i >= 8 && memcmp(text + i, "Infinity", 8) == 0  ? 8
+                   : len - i >= 3 && memcmp(text + i, "NaN", 3) == 0       ? 3
+                                                                           : 0;
+        if (!n)
+            continue;
+        if (!out) {
+            if (!(out = malloc(len + 1)))
+                return NULL;
+            memcpy(out, text, len);
+            out[len] = '\0';
+        }
+        memcpy(out + i, n == 3 ? "0  " : "null     ", n);
+        i += n - 1;
+    }
+    return out;
+}
+
+json_t *vf__config_json_parse(const char *text, size_t len, const char *path, vf_error *err)
+{
+    char *fixed = python_floats(text, len);
+    json_t *j = vf__json_parse(fixed ? fixed : text, len, path, err);
+    free(fixed);
+    return j;
+}
+
 vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, const char *path, vf_error *err)
 {
-    json_t *root = vf__json_parse(text, len, path, err);
+    json_t *root = vf__config_json_parse(text, len, path, err);
     if (!root)
         return err ? err->status : VF_EFORMAT;
     if (!json_is_object(root)) {
@@ -458,36 +495,33 @@ vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, cons
     m->config = root;
     vf__hparams_free(&m->hp);
     memset(&m->hp, 0, sizeof m->hp);
+    m->approximate[0] = '\0';
     m->hp.torch_dtype = VF_DTYPE_UNKNOWN;
     vf_status st = parse_hparams(&m->hp, root, path, err);
     if (st != VF_OK)
         return st;
 
     const json_t *t = text_cfg(root);
-    const char *type = vf__cfg_str(root, "model_type");
-    const family *fam = family_find(type);
+    const char *type = config_type(root);
+    const vf__family *fam = vf__family_find(type);
     if (!fam && vf__cfg_str(t, "model_type"))
-        fam = family_find(type = vf__cfg_str(t, "model_type"));
-    if (!fam) {
-        if (!has_decoder_keys(t)) {
-            if (!type)
-                return vf__err(err, VF_EUNSUPPORTED, path, "no model_type; supported: %s", family_list());
-            return vf__err(err, VF_EUNSUPPORTED, path, "model_type '%.64s' is not supported; supported: %s", type,
-                           family_list());
-        }
-        vf__model_warn(m, "%s: model_type '%.64s' is not a known family: tensors estimated as a llama-like decoder "
-                          "(approximate)",
-                       path, type ? type : "");
-        fam = family_find("llama");
-    }
+        fam = vf__family_find(type = vf__cfg_str(t, "model_type"));
+    vf__arch_fn build = fam ? fam->build : NULL;
+    if (!fam && (st = unknown_family(m, t, type, path, err)) != VF_OK)
+        return st;
+    if (!fam)
+        build = vf__arch_text; /* "generic": a llama-like decoder with the MoE keys it states */
     if (m->hp.n_layers == 0 || m->hp.hidden_size == 0 || m->hp.vocab_size == 0)
         return vf__err(err, VF_EFORMAT, path, "config lacks the layer count, hidden size or vocabulary size");
-    if (m->hp.n_heads == 0 || m->hp.head_dim == 0)
+    if ((m->hp.n_heads == 0 || m->hp.head_dim == 0) && !(traits(type) & VF_TR_NO_ATTN))
         return vf__err(err, VF_EFORMAT, path, "config lacks the number of attention heads");
     if ((st = check_budget(&m->hp, path, err)) != VF_OK)
         return st;
 
     vf__ab b = {.m = m, .root = root, .cfg = t, .path = path, .err = err, .st = VF_OK};
+    b.type = fam ? fam->model_type : "generic";
+    if (fam && (fam->traits & VF_TR_VLM) && (st = wrapped_text(&b, fam)) != VF_OK)
+        return st;
     b.dt = m->hp.torch_dtype;
     if (b.dt == VF_DTYPE_UNKNOWN) {
         b.dt = default_dtype(type);
@@ -499,7 +533,7 @@ vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, cons
         qc = json_object_get(root, "compression_config");
     if ((st = vf__quant_parse(&b, qc)) != VF_OK)
         return st;
-    st = fam->build(&b);
+    st = build(&b);
     if (st == VF_OK)
         st = b.st;
     vf__ab_done(&b);

@@ -90,7 +90,7 @@ static void merge_sidecar_config(vf_model *m, const char *dir)
         size_t len = 0;
         vf_error e = {0};
         if (vf__read_small_file(cfg_path, VF_MAX_CONFIG_BYTES, &text, &len, &e) == VF_OK) {
-            json_t *cfg = vf__json_parse(text, len, cfg_path, &e);
+            json_t *cfg = vf__config_json_parse(text, len, cfg_path, &e);
             if (cfg && json_is_object(cfg)) {
                 vf_hparams hp;
                 memset(&hp, 0, sizeof hp);
@@ -126,7 +126,7 @@ static vf_status read_config_file(vf_model *m, const char *path, vf_error *err)
     vf_status st = vf__read_small_file(path, VF_MAX_CONFIG_BYTES, &text, &len, err);
     if (st == VF_OK) {
         /* refuse malformed json here, the same way for every config reader */
-        json_t *j = vf__json_parse(text, len, path, err);
+        json_t *j = vf__config_json_parse(text, len, path, err);
         if (!j)
             st = VF_EFORMAT;
         else if (!json_is_object(j))

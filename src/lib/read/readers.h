@@ -12,6 +12,8 @@ VF_HIDDEN vf_status vf__gguf_read(vf_model *m, const char *path, vf_error *err);
 /* config.json text → hparams + architecture tensor list. path labels errors. */
 VF_HIDDEN vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, const char *path,
                                            vf_error *err);
+/* A config.json's text as JSON; Python's bare Infinity / NaN read as null. */
+VF_HIDDEN json_t *vf__config_json_parse(const char *text, size_t len, const char *path, vf_error *err);
 /* hparams only (no tensors), for a directory holding weights + config. */
 VF_HIDDEN vf_status vf__hfconfig_parse_hparams(vf_hparams *hp, json_t *cfg, const char *path, vf_error *err);
 /* Embedded catalog: config text for a name or alias, NULL when unknown. */

@@ -1,0 +1,62 @@
+# The 2025-26 families from the command line: no silent guesses (an unknown
+# model_type is approximate everywhere and fit/plan refuse it without
+# --approximate), Kimi-K2 counted as DeepSeek-V3, stored elements beside
+# params, and recurrent state flat in context (hand-derived below).
+. tests/cli/lib.sh
+M=$REF/models2026
+
+# an unknown family with the generic MoE keys (a Kimi-K2-sized MoE under a new name)
+jq '.model_type = "newmoe" | .architectures = ["NewMoeForCausalLM"] | .n_routed_experts = 384 | del(.quantization_config)' \
+    "$M/deepseek-ai__DeepSeek-V3.json" >"$TMP/unknown.json"
+check_json "unknown family: inspect says approximate" 0 '.approximate == true' "$VF" inspect --json "$TMP/unknown.json"
+check_out "unknown family: inspect table says APPROXIMATE" 0 "^APPROXIMATE .*'newmoe'" "$VF" inspect "$TMP/unknown.json"
+check_json "unknown family: estimate says approximate" 0 '.approximate == true' "$VF" estimate --json "$TMP/unknown.json"
+check_err "unknown family: fit refuses" 3 "'newmoe' is not a known family.*--approximate" \
+    "$VF" fit "$TMP/unknown.json" --gpu H100x8
+if [ "$(wc -l <"$TMP/err")" -le 2 ] && [ ! -s "$TMP/out" ]; then ok "unknown family: refusal is one line, nothing on stdout"; else
+    fail "unknown family: refusal is one line, nothing on stdout" "$(cat "$TMP/err")"; fi
+check_err "unknown family: plan refuses" 3 "plan will not answer from a guess" \
+    "$VF" plan "$TMP/unknown.json" --emit vllm --gpu H100x8
+check_json "unknown family: fit --approximate says so" 1 '.approximate == true and .fits == false' \
+    "$VF" fit "$TMP/unknown.json" --gpu H100x8 --approximate --json
+check_out "unknown family: fit --approximate table says so" 1 "^APPROXIMATE: model_type 'newmoe'" \
+    "$VF" fit "$TMP/unknown.json" --gpu H100x8 --approximate
+# the generic MoE keys are honoured: 384 experts make it a trillion-parameter model
+check_json "unknown family: experts counted" 0 '.params > 1000000000000' "$VF" inspect --json "$TMP/unknown.json"
+
+# kimi_k2 is DeepSeek-V3's architecture: the same count as that config under deepseek_v3
+jq '.model_type = "kimi_k2" | .n_routed_experts = 384' "$M/deepseek-ai__DeepSeek-V3.json" >"$TMP/kimi.json"
+jq '.n_routed_experts = 384' "$M/deepseek-ai__DeepSeek-V3.json" >"$TMP/ds384.json"
+want=$("$VF" inspect --json "$TMP/ds384.json" 2>/dev/null | jq .stored_elements)
+check_json "kimi_k2 = deepseek_v3 layout, exact" 0 ".approximate == false and .stored_elements == $want" \
+    "$VF" inspect --json "$TMP/kimi.json"
+# the issue's case: 8 x H100 do not hold a trillion-parameter FP8 model
+check "kimi_k2 does not fit 8 x H100" 1 "$VF" fit "$TMP/kimi.json" --gpu H100x8 --runtime vllm
+
+# stored elements: DeepSeek-V3's FP8 checkpoint stores 41,540,496 scale elements beside its weights
+check_json "stored_elements = params + fp8 scales" 0 '.stored_elements - .params == 41540496' \
+    "$VF" inspect --json "$M/deepseek-ai__DeepSeek-V3.json"
+
+# Recurrent state, transformers runtime, bf16, one sequence. Qwen3-Next-80B-A3B:
+# 12 full-attention layers x (2 KV heads x 256 x K,V x 2 B) = 24,576 B per token;
+# 36 DeltaNet layers x (conv 3 x (2 x 16 x 128 + 32 x 128) x 2 B + state 32 x 128 x 128 x 2 B)
+# = 36 x 1,097,728 = 39,518,208 B whatever the context.
+Q=$M/Qwen__Qwen3-Next-80B-A3B-Instruct.json
+check_json "qwen3-next kv at 4096 = attention + recurrent state" 0 '.components.kv_cache == 24576 * 4096 + 39518208' \
+    "$VF" estimate --json "$Q" --context 4096
+check_json "qwen3-next kv at 65536 = attention + the same state" 0 '.components.kv_cache == 24576 * 65536 + 39518208' \
+    "$VF" estimate --json "$Q" --context 65536
+check_json "assumptions say recurrent state" 0 '[.assumptions[] | tostring | select(test("recurrent state: 36 layers"))] | length == 1' \
+    "$VF" estimate --json "$Q"
+# mamba-130m (f32): 24 layers x (conv 3 x 1536 + ssm 1536 x 16) x 4 B = 2,801,664 B, flat
+B=$M/state-spaces__mamba-130m-hf.json
+for c in 1024 131072; do
+    check_json "mamba-130m state flat at $c tokens" 0 '.components.kv_cache == 2801664' "$VF" estimate --json "$B" --context "$c"
+done
+check_json "mamba-130m on llama.cpp: state flat" 0 '.components.kv_cache == 2801664' \
+    "$VF" estimate --json "$B" --runtime llamacpp --context 65536
+# vLLM's hybrid pages: Qwen3-Next at tp 1, 2,048 B per token and attention layer; a state page
+# of 1,097,728 B needs 536 tokens, rounded up to a multiple of 16: 544 (vLLM logs "Setting
+# attention block size to 544 tokens" for this model); 48 layers in 4 groups of 12
+check_json "vllm hybrid: attention block 544 tokens" 0 '[.assumptions[] | tostring | select(test("block raised to 544 tokens, 4 groups of 12"))] | length == 1' \
+    "$VF" estimate --json "$Q" --runtime vllm --gpu 1TB
