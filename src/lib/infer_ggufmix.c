@@ -104,7 +104,12 @@ vf_dtype *vf__ggufmix_types(const vf_model *m, vf_dtype base, int ftv)
     bool moe8 = hp->n_experts == 8, moe = hp->n_experts > 1;
     bool falcon = strcasecmp(hp->architecture, "falcon") == 0 || strcasecmp(hp->architecture, "RefinedWebModel") == 0 ||
                   strcasecmp(hp->architecture, "RefinedWeb") == 0;
+    /* LLM_TYPE_70B (llama-model.cpp, LLM_ARCH_LLAMA: case 80: n_head == n_head_kv
+     * ? LLM_TYPE_65B : LLM_TYPE_70B): LLaMA-1-65B has no shared KV heads and
+     * keeps llama-quant.cpp's plain attn_v rule */
+    uint32_t kvh = hp->n_kv_heads ? hp->n_kv_heads : hp->n_heads;
     bool is70b = strcasecmp(hp->architecture, "llama") == 0 && hp->n_layers == 80;
+    is70b = is70b && kvh != hp->n_heads;
     for (size_t i = 0; i < n; i++) {
         const vf_tensor *t = &m->tensors[i];
         vf_dtype dt = base;

@@ -3,6 +3,8 @@
  * within 0.5%, compute within 10%, output within 0.5% of what was printed. */
 #include "infer_testlib.h"
 
+#include "infer.h"
+
 #define MIB (1024.0 * 1024.0)
 
 static double obj_sum(json_t *o)
@@ -121,11 +123,44 @@ static void quantizer_mix(void **state)
     free(dir);
 }
 
+/* llama-quant.cpp raises attn_v from Q3_K/Q4_K to Q5_K for LLM_TYPE_70B, and
+ * llama-model.cpp names an 80-layer llama LLM_TYPE_65B instead when n_head ==
+ * n_head_kv (LLaMA-1-65B, no shared KV heads). Under Q4_K_M layer 11 of 80
+ * is not one of use_more_bits' layers (i < 10, i >= 70, (i - 10) % 3 == 2):
+ * Q4_K, raised to Q5_K only for the 70B shape. */
+static vf_dtype attn_v_type(uint32_t kv_heads)
+{
+    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "llama-80");
+    for (int32_t l = 0; l < 80; l++)
+        itl_add(m, "v", VF_DTYPE_F16, VF_ROLE_ATTN_V, l, 256, 512);
+    snprintf(m->hp.architecture, sizeof m->hp.architecture, "llama");
+    m->hp.n_layers = 80, m->hp.n_heads = 64, m->hp.n_kv_heads = kv_heads;
+    vf_dtype base;
+    int ft;
+    assert_true(vf__ggufmix_parse("q4_k_m", &base, &ft));
+    vf_dtype *types = vf__ggufmix_types(m, base, ft);
+    assert_non_null(types);
+    vf_dtype dt = types[11];
+    assert_int_equal(types[9], VF_DTYPE_Q6_K); /* a use_more_bits layer either way */
+    free(types);
+    vf_model_free(m);
+    return dt;
+}
+
+static void llama_65b_is_not_70b(void **state)
+{
+    (void)state;
+    assert_int_equal(attn_v_type(8), VF_DTYPE_Q5_K);  /* Llama-2/3-70B: 64 heads, 8 KV heads */
+    assert_int_equal(attn_v_type(64), VF_DTYPE_Q4_K); /* LLaMA-1-65B: 64 and 64 */
+    assert_int_equal(attn_v_type(0), VF_DTYPE_Q4_K);  /* KV heads unstated = the heads */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_ok_run),
         cmocka_unit_test(quantizer_mix),
+        cmocka_unit_test(llama_65b_is_not_70b),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
