@@ -13,7 +13,10 @@
 #      loaded with --device cuda:N: throughput as a ratio of that bandwidth
 #      (target >= 0.85), peak host RSS (target <= ring + 64 MiB), device
 #      memory used vs the estimate's weights figure (target within 1%); then
-#      the same load with other reader counts and ring sizes (for tuning).
+#      the same load with other reader counts and ring sizes (for tuning);
+#   5. the same load under `vramfit watch`: the device memory NVML saw (the
+#      load process's own peak, and the device's rise over its baseline)
+#      against the loader's own figures (weights + context; target within 2%).
 # DEV=cuda:0  GPU_CHECK_GIB=8  H2D_GIB=8  GPU_CHECK_DIR=/tmp  GPU_CHECK_SKIP_TESTS=0
 # GPU_CHECK_SWEEP=1 (0: no thread/ring sweep)
 # GPU_CHECK_FAKE=1 runs it all against the fake driver (checks the script
@@ -170,6 +173,35 @@ if [ "${GPU_CHECK_SWEEP:-1}" = 1 ]; then
             echo "threads=$t staging_mb=$mb gib_per_s=${g:-failed} ratio=$(calc "${g:-0} / $BW")"
         done
     done
+fi
+
+step "the load under vramfit watch: NVML's view against the loader's"
+if "$VF" watch --interval 20 --json --output "$DIR/watch.json" -- "$VF" load "$F" --device "$DEV" --json \
+    >"$DIR/load.json" 2>"$DIR/err"; then
+    USED=$(jget device_bytes_used <"$DIR/load.json")
+    CTX=$(jget device_context_bytes <"$DIR/load.json")
+    if have jq; then # the GPU the load ran on: the one whose processes' peak is highest
+        PP=$(jq '[.gpus[].process_peak_bytes] | max' "$DIR/watch.json")
+        RISE=$(jq '[.gpus[] | (.peak_bytes - .baseline_bytes)] | max' "$DIR/watch.json")
+        AFTER=$(jq '[.gpus[] | (.after_bytes - .baseline_bytes)] | max' "$DIR/watch.json")
+        N=$(jq '.samples' "$DIR/watch.json")
+        echo "watch: $N samples; process peak $PP, device rise $RISE, after - before $AFTER; loader: used $USED + context $CTX"
+        if [ "${GPU_CHECK_FAKE:-0}" = 1 ]; then
+            skip "watched load vs the loader" "fake NVML: it does not see the fake driver's other process"
+        else
+            L=$((USED + CTX))
+            result "watch: the process's peak = loader's used + context within 2%" \
+                "$(calc "($PP - $L) / $L <= 0.02 && ($PP - $L) / $L >= -0.02")" "process peak $PP vs $L"
+            result "watch: the device's rise = loader's used + context within 2%" \
+                "$(calc "($RISE - $L) / $L <= 0.02 && ($RISE - $L) / $L >= -0.02")" "rise $RISE vs $L"
+            result "watch: memory back to the baseline after the load exits (within 64 MiB)" \
+                "$(calc "$AFTER <= 64 * 1048576")" "after - before $AFTER"
+        fi
+    else
+        skip "watched load" "no jq"
+    fi
+else
+    result "watched load ran" 0 "$(cat "$DIR/err")"
 fi
 
 step "verify the large load (reads it back)"

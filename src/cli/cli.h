@@ -35,6 +35,7 @@ int cmd_load(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 int cmd_oom(int argc, char **argv);
 
 /* ---- capture.c ---- */

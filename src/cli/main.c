@@ -15,6 +15,7 @@ static const vf_cmd commands[] = {
     {"sweep", cmd_sweep, "memory against context length or batch, one estimate per value"},
     {"plan", cmd_plan, "a launch configuration for vLLM, llama.cpp, DeepSpeed or Accelerate"},
     {"serve", cmd_serve, "the calculator as a local web page"},
+    {"watch", cmd_watch, "a command's GPU memory over time (NVML): baseline, peak, after"},
     {"oom", cmd_oom, "explain an out-of-memory error in a log, with its numbers"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
