@@ -571,6 +571,16 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
     char cuda_version[16];   /* CUDA runtime the engine was built with ("12.4"); "" = 12.x (lazy loading) */
     bool grads_kept;         /* training: zero_grad(set_to_none=False), PyTorch < 2.0's default: gradients
                                 stay allocated between steps */
+    /* serving extras (inference; docs/memory-model.md "Serving extras") */
+    const char *draft;       /* speculative decoding: the draft model (any MODEL source, the caller's string)
+                                on the same devices; NULL = none (llama.cpp -md, vLLM's draft-model method) */
+    uint32_t draft_tokens;   /* tokens proposed per step (vLLM num_speculative_tokens, llama.cpp --draft-max);
+                                with no draft, a model's own MTP layers draft them; 0 = no speculation */
+    const char *mmproj;      /* llama.cpp --mmproj: the multimodal projector GGUF (caller's string); NULL = none */
+    uint32_t max_images;     /* images per request (vLLM --limit-mm-per-prompt, its profile's dummy images) */
+    uint32_t image_w, image_h; /* image size in pixels; 0 = the largest the family's processor makes */
+    uint32_t max_loras;      /* vLLM --enable-lora: adapter slots (--max-loras); 0 = LoRA off */
+    uint32_t max_lora_rank;  /* --max-lora-rank; 0 = 16 (vLLM's default) */
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 

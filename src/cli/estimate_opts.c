@@ -38,6 +38,14 @@ const struct option vf_cli_estimate_options[] = {
     {"alloc-conf", required_argument, 0, VF_OPT_ALLOC_CONF},
     {"cuda-context", required_argument, 0, VF_OPT_CUDA_CONTEXT},
     {"cuda-version", required_argument, 0, VF_OPT_CUDA_VERSION},
+    {"draft", required_argument, 0, VF_OPT_DRAFT},
+    {"draft-tokens", required_argument, 0, VF_OPT_DRAFT_TOKENS},
+    {"mmproj", required_argument, 0, VF_OPT_MMPROJ},
+    {"max-images", required_argument, 0, VF_OPT_MAX_IMAGES},
+    {"image-size", required_argument, 0, VF_OPT_IMAGE_SIZE},
+    {"enable-lora", no_argument, 0, VF_OPT_ENABLE_LORA},
+    {"max-loras", required_argument, 0, VF_OPT_MAX_LORAS},
+    {"max-lora-rank", required_argument, 0, VF_OPT_MAX_LORA_RANK},
     {0, 0, 0, 0},
 };
 
@@ -71,6 +79,7 @@ void vf_cli_infer_opts_help(FILE *f)
           "             --cuda-version V  the CUDA PyTorch was built with (default 12.x: lazy loading;\n"
           "             below 11.7 every kernel loads at start)\n",
           f);
+    vf_cli_serving_opts_help(f);
 }
 
 int vf_cli_opt_bad(const char *opt, const char *arg, const char *why)
@@ -283,7 +292,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
     case VF_OPT_CUDA_VERSION:
         return copy("cuda-version", arg, o->cuda_version, sizeof o->cuda_version);
     default:
-        return 0;
+        return vf_cli_parse_serving_opt(c, arg, o);
     }
 }
 

@@ -17,6 +17,8 @@ enum {
     VF_OPT_PP, VF_OPT_GPUS, VF_OPT_VLLM_VERSION, VF_OPT_ENFORCE_EAGER, VF_OPT_UBATCH, VF_OPT_LC_BATCH,
     VF_OPT_PARALLEL, VF_OPT_FLASH_ATTN, VF_OPT_SWA_FULL, VF_OPT_NGL, VF_OPT_TENSOR_SPLIT, VF_OPT_KEEP_DTYPE, VF_OPT_KV_UNIFIED, VF_OPT_LOGITS,
     VF_OPT_ALLOC_CONF, VF_OPT_CUDA_CONTEXT, VF_OPT_CUDA_VERSION,
+    VF_OPT_DRAFT, VF_OPT_DRAFT_TOKENS, VF_OPT_MMPROJ, VF_OPT_MAX_IMAGES, VF_OPT_IMAGE_SIZE, VF_OPT_ENABLE_LORA,
+    VF_OPT_MAX_LORAS, VF_OPT_MAX_LORA_RANK,
     VF_OPT_INFER_END_,
     VF_OPT_TRAIN_FIRST = 400,
     VF_OPT_CMD_FIRST = 600
@@ -32,6 +34,9 @@ extern const struct option vf_cli_train_options[];
  * code is not one of this table's, -1 after printing a usage error. */
 int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o);
 int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o);
+/* The serving extras (serving_opts.c): --draft, --mmproj, images, LoRA slots. */
+int vf_cli_parse_serving_opt(int c, const char *arg, vf_estimate_opts *o);
+void vf_cli_serving_opts_help(FILE *f);
 
 /* Shared by the tables' parsers: a usage error "--OPT ARG: WHY" (returns -1),
  * and a whole number in [lo, hi] into out (returns 1, or -1 after the usage

@@ -63,6 +63,12 @@ vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         st = vf__infer_generic(m, o, out, err);
         break;
     }
+    if (st == VF_OK && o->runtime != VF_RUNTIME_VLLM) { /* vLLM sizes them before its pool */
+        vf__extras x;
+        st = vf__extras_get(m, o, o->runtime == VF_RUNTIME_LLAMACPP || !o->tp ? 1 : o->tp, &x, out, err);
+        if (st == VF_OK)
+            vf__extras_apply(out, &x, o->runtime == VF_RUNTIME_LLAMACPP);
+    }
     if (st == VF_OK)
         note_model(m, out);
     return st;

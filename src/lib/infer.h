@@ -96,6 +96,30 @@ VF_HIDDEN bool vf__kv_dtype_parse(const char *s, vf_dtype def, vf_dtype *k, vf_d
 VF_HIDDEN uint64_t vf__kv_bytes_per_token(const vf_hparams *hp, bool mla_latent, vf_dtype k, vf_dtype v);
 /* Recurrent (SSM / linear attention) state per sequence, all recurrent layers. */
 VF_HIDDEN uint64_t vf__recurrent_bytes(const vf_hparams *hp);
+/* ---- serving extras (infer_vision.c, infer_extras.c) ---- */
+typedef struct vf__image {
+    uint64_t tokens;       /* context tokens one image adds */
+    uint64_t patches;      /* patches the tower runs over for it */
+    uint64_t cross_tokens; /* Mllama: tile states its cross-attention layers cache */
+    uint64_t vision_hidden, vision_ff;
+} vf__image;
+/* false when the model has no vision tower vramfit knows. */
+VF_HIDDEN bool vf__image_cost(const vf_model *m, uint32_t w, uint32_t h, vf__image *out);
+typedef struct vf__extras {
+    uint64_t weights;   /* per GPU, held before any cache is sized (draft, LoRA slots, mmproj) */
+    uint64_t kv_token;  /* per GPU and token of each sequence (a draft's layers) */
+    uint64_t kv_seq;    /* per GPU and sequence, fixed (Mllama's cross-attention states) */
+    uint64_t tokens;    /* context tokens a request's images add */
+    uint64_t lookahead; /* KV slots per sequence for the draft tokens */
+    uint64_t act;       /* a transient peak beside the runtime's (the vision tower, clip) */
+    uint64_t embeds;    /* the tower's outputs held into the decoder's pass */
+} vf__extras;
+VF_HIDDEN vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, vf__extras *x,
+                                   vf_estimate *e, vf_error *err);
+/* Adds the extras to a runtime's answer (all but vLLM, which sizes them before its pool);
+ * shared_context: llama.cpp's n_ctx is shared by its sequences. */
+VF_HIDDEN void vf__extras_apply(vf_estimate *e, const vf__extras *x, bool shared_context);
+
 /* vLLM's hybrid KV-cache layout (infer_vllm_hybrid.c): false when no layer is recurrent. */
 typedef struct vf__vllm_hybrid {
     uint64_t block;      /* attention block size in tokens (raised to fit a state page) */

@@ -123,6 +123,11 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         hd = hp->qk_rope_head_dim;
     uint64_t rope = vf__smul(vf__smul(vf__hp_context(hp), hd), a);
     uint64_t weights = vf__weights_per_gpu(&w, tp) + rope;
+    /* a draft, LoRA slots and images: held before the pool is sized */
+    vf__extras xt;
+    if ((st = vf__extras_get(m, o, tp, &xt, e, err)) != VF_OK)
+        return st;
+    weights = vf__sadd(weights, xt.weights);
 
     /* Profiling run (v1/worker/gpu_model_runner.py profile_run; V0
      * worker/model_runner.py profile_run): a forward of mnbt tokens over
@@ -157,6 +162,8 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     uint64_t samp = vf__sadd(vf__sadd(hid, vf__smul(logits, a + 4 + 4 + 8)), sort_tmp);
     uint64_t ws = vf__cublas_workspace_bytes(io->gpu_name, big ? o->gpu_bytes : 0);
     uint64_t act = vf__sadd(fwd > samp ? fwd : samp, ws);
+    /* profile_run: the encoder on the dummy images first, its outputs kept for the decoder's pass */
+    act = vf__sadd(act > xt.act ? act : xt.act, xt.embeds);
     uint64_t non_torch = tp > 1 ? VLLM_NON_TORCH_MULTI : VLLM_NON_TORCH_TP1;
     /* vLLM 0.6.x (worker.py after PR #10511) measured non-torch memory from
      * before the CUDA context existed, so the context is inside it: 1.79 GiB
@@ -202,6 +209,13 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         need = hy.need;
         bs = hy.block;
     }
+    if (xt.kv_token) { /* a draft's layers take a page in every block */
+        uint64_t dp = vf__smul(bs, xt.kv_token);
+        need = vf__sadd(need, vf__smul((mml + bs - 1) / bs, dp));
+        page = vf__sadd(page, dp);
+        full_page = vf__sadd(full_page, dp);
+    }
+    need = vf__sadd(need, xt.kv_seq);
     uint64_t pool = 0;
     e->starts = true;
     if (requested <= non_kv) {

@@ -60,3 +60,34 @@ check_json "mamba-130m on llama.cpp: state flat" 0 '.components.kv_cache == 2801
 # attention block size to 544 tokens" for this model); 48 layers in 4 groups of 12
 check_json "vllm hybrid: attention block 544 tokens" 0 '[.assumptions[] | tostring | select(test("block raised to 544 tokens, 4 groups of 12"))] | length == 1' \
     "$VF" estimate --json "$Q" --runtime vllm --gpu 1TB
+
+# llama.cpp's own recurrent (r/s) and KV buffers for hybrid architectures
+# ($REF/llamacpp/hybrid/results.json: llama_get_memory_breakdown's context bytes)
+H=$REF/llamacpp/hybrid
+for n in mamba granitehybrid qwen35 jamba; do
+    cp "$H/heads/$n-F16.gguf.head" "$TMP/$n.gguf" && truncate -s "$(cat "$H/heads/$n-F16.gguf.head.size")" "$TMP/$n.gguf"
+    want=$(jq --arg f "$n-F16.gguf" '.runs[] | select(.model_file == $f) | .exact_bytes.CPU.context' "$H/results.json")
+    ctx=$(jq --arg f "$n-F16.gguf" '.runs[] | select(.model_file == $f) | .ctx' "$H/results.json")
+    check_json "llama.cpp $n: KV + recurrent state = its $want B" 0 ".components.kv_cache == $want" \
+        "$VF" estimate --json "$TMP/$n.gguf" --runtime llamacpp --context "$ctx"
+done
+
+# serving extras
+Q8=Qwen/Qwen3-8B
+base=$("$VF" estimate --json $Q8 --runtime vllm --gpu H100 | jq .components.weights)
+# Qwen3-0.6B as draft: its weights join the target's before vLLM sizes the pool
+check_json "draft: weights grow by the draft's" 0 ".components.weights > $base + 1000000000" \
+    "$VF" estimate --json $Q8 --runtime vllm --gpu H100 --draft Qwen/Qwen3-0.6B --draft-tokens 4
+# LoRA slots, hand-derived: Qwen3-8B, 36 layers, h 4096, q 32 x 128, kv 8 x 128, ff 12288, tp 1, bf16;
+# per layer and rank: q,k,v 3h + (4096 + 2 x 1024) + o 4096 + h; gate,up 2h + 2 x 12288; down 12288 + h
+# = 12288 + 6144 + 4096 + 4096 + 8192 + 24576 + 12288 + 4096 = 75776; x 36 x rank 16 x 1 slot x 2 B
+check_json "lora: one rank-16 slot (vLLM defaults)" 0 ".components.weights == $base + 75776 * 36 * 16 * 2" \
+    "$VF" estimate --json $Q8 --runtime vllm --gpu H100 --enable-lora
+check_err "draft: a missing model is one line" 3 "draft" "$VF" estimate $Q8 --draft /nonexistent/model.gguf
+check_err "image-size: malformed" 2 "image-size" "$VF" estimate $Q8 --image-size 12x
+# Qwen2.5-VL at 1280 x 720: cells of 28 pixels, 46 x 26 = 1,196 tokens an image (transformers: in the
+# KV, 28 layers x 4 KV heads x 128 x K,V x 2 B = 57,344 B per token)
+VL=$M/Qwen__Qwen2.5-VL-7B-Instruct.json
+kv0=$("$VF" estimate --json "$VL" --context 4096 | jq '.components.kv_cache')
+check_json "images: 2 x 1196 tokens of KV" 0 ".components.kv_cache == $kv0 + 2 * 1196 * 57344" \
+    "$VF" estimate --json "$VL" --context 4096 --max-images 2 --image-size 1280x720

@@ -303,4 +303,15 @@ void vf__gguf_hparams(vf_model *m)
             hp->layer_no_kv[i] = recurrent || (hp->layer_n_kv_heads && hp->layer_n_kv_heads[i] == 0) ||
                                  (shared_kv > 0 && i >= (c.n_layers > shared_kv ? c.n_layers - shared_kv : 0));
     hp->recurrent_state_bytes = recurrent_state_bytes(&c, hp->hidden_size);
+    /* Qwen3-Next / Qwen3.5 (qwen3next, qwen35, qwen35moe): full attention every
+     * full_attention_interval layers, gated DeltaNet (recurrent) between
+     * (llama-model.cpp: recurrent_layer_arr[i] = (i + 1) % interval != 0) */
+    uint32_t fai = get_u32(&c, "full_attention_interval");
+    if (fai && c.n_layers && hp->recurrent_state_bytes) {
+        free(hp->layer_no_kv);
+        hp->layer_no_kv = calloc(c.n_layers, 1);
+        hp->layer_recurrent = calloc(c.n_layers, 1);
+        for (uint32_t i = 0; hp->layer_no_kv && hp->layer_recurrent && i < c.n_layers; i++)
+            hp->layer_no_kv[i] = hp->layer_recurrent[i] = (i + 1) % fai != 0;
+    }
 }

@@ -1,0 +1,174 @@
+/* infer_extras.c — memory beyond the model itself that serving adds: a
+ * speculative-decoding draft (a second model, or the model's own MTP layers),
+ * vLLM's pre-allocated LoRA slots, llama.cpp's multimodal projector, and the
+ * images a request carries (their context tokens and the tower's transient).
+ * docs/memory-model.md "Serving extras" gives each formula and its source. */
+#include "infer.h"
+
+#include <string.h>
+
+/* A second model's weights and KV per token on each of tp devices. */
+static vf_status draft_model(const char *src, const vf_estimate_opts *o, uint32_t tp, vf__extras *x, vf_estimate *e,
+                             vf_error *err)
+{
+    vf_model *d = NULL;
+    vf_error de = {0};
+    if (vf_model_open(src, &d, &de) != VF_OK)
+        return vf__err(err, de.status ? de.status : VF_EINVAL, "--draft", "%s", de.msg);
+    vf__wprice w;
+    vf_status st = vf__weights_price(d, o->weights, VF_DTYPE_UNKNOWN, &w, NULL, err);
+    if (st == VF_OK) {
+        uint64_t kv = vf__kv_bytes_per_token(&d->hp, o->runtime == VF_RUNTIME_VLLM, w.act_dtype, w.act_dtype);
+        x->weights = vf__sadd(x->weights, vf__weights_per_gpu(&w, tp));
+        x->kv_token = vf__sadd(x->kv_token, kv / tp);
+        vf__assume(e, "draft model %.120s: %llu B of weights and %llu B of KV per token per GPU beside the target",
+                   src, (unsigned long long)vf__weights_per_gpu(&w, tp), (unsigned long long)(kv / tp));
+    }
+    vf_model_free(d);
+    return st;
+}
+
+/* The model's own multi-token-prediction layers as the draft (vLLM's
+ * "mtp"/"deepseek_mtp" methods load them; plain inference skips them). */
+static void mtp_draft(const vf_model *m, uint32_t tp, vf__extras *x, vf_estimate *e)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].flags & VF_TENSOR_MTP)
+            bytes = vf__sadd(bytes, m->tensors[i].n_bytes);
+    uint64_t k, v;
+    vf__kv_layer_elems(&m->hp, 0, true, &k, &v); /* each MTP block attends like a full layer */
+    uint64_t kv = vf__smul(m->hp.n_mtp_layers, vf__sadd(k, v) * 2);
+    x->weights = vf__sadd(x->weights, bytes / tp);
+    x->kv_token = vf__sadd(x->kv_token, kv / tp);
+    vf__assume(e, "MTP draft: the %u multi-token-prediction layers loaded (%llu B per GPU) with their KV", m->hp.n_mtp_layers,
+               (unsigned long long)(bytes / tp));
+}
+
+/* vLLM's LoRA slots (lora/layers: lora_a_stacked [max_loras, 1, rank, in],
+ * lora_b_stacked [max_loras, 1, out, rank] per projection, in the model
+ * dtype): column-parallel projections (q, k, v, gate, up) keep A whole and
+ * split B, row-parallel ones (o, down) split A; routed experts are not counted. */
+static uint64_t lora_slots(const vf_hparams *hp, const vf_estimate_opts *o, uint32_t tp, uint64_t dt)
+{
+    uint64_t r = o->max_lora_rank ? o->max_lora_rank : 16, h = hp->hidden_size, per = 0;
+    uint64_t q = (uint64_t)hp->n_heads * hp->head_dim, kv = (uint64_t)hp->n_kv_heads * hp->head_dim;
+    uint64_t ff = hp->intermediate_size;
+    for (uint32_t il = 0; il < hp->n_layers; il++) {
+        uint64_t a = 0;
+        if (!vf__layer_recurrent(hp, il) && hp->n_heads)
+            a += 3 * r * h + r * (q + 2 * kv) / tp + r * q / tp + r * h; /* q k v, o */
+        if (ff)
+            a += 2 * r * h + r * 2 * ff / tp + r * ff / tp + r * h; /* gate up, down */
+        per = vf__sadd(per, a);
+    }
+    return vf__smul(vf__smul(per, o->max_loras), dt);
+}
+
+/* llama.cpp --mmproj: the projector's tensors, and clip's compute buffer for
+ * one image (our own bound: patches x (5 x hidden + ffn) f32 values). */
+static vf_status mmproj(const char *src, vf__extras *x, vf_estimate *e, vf_error *err)
+{
+    vf_model *p = NULL;
+    vf_error pe = {0};
+    if (vf_model_open(src, &p, &pe) != VF_OK)
+        return vf__err(err, pe.status ? pe.status : VF_EINVAL, "--mmproj", "%s", pe.msg);
+    uint64_t bytes = 0, img = 0, patch = 0, hid = 0, ff = 0;
+    for (size_t i = 0; i < p->n_tensors; i++)
+        bytes = vf__sadd(bytes, p->tensors[i].n_bytes);
+    const json_t *kv = p->gguf_kv;
+    vf__json_u64(json_object_get(kv, "clip.vision.image_size"), &img);
+    vf__json_u64(json_object_get(kv, "clip.vision.patch_size"), &patch);
+    vf__json_u64(json_object_get(kv, "clip.vision.embedding_length"), &hid);
+    vf__json_u64(json_object_get(kv, "clip.vision.feed_forward_length"), &ff);
+    uint64_t n = patch && img <= 65536 ? (img / patch) * (img / patch) : 0;
+    uint64_t act = hid <= (1u << 20) && ff <= (1u << 22) ? vf__smul(n, (5 * hid + ff) * 4) : 0;
+    x->weights = vf__sadd(x->weights, bytes);
+    if (act > x->act)
+        x->act = act;
+    vf__assume(e, "mmproj %.120s: %llu B of projector weights on the first GPU, its compute buffer %llu B (%llu patches)",
+               src, (unsigned long long)bytes, (unsigned long long)act, (unsigned long long)n);
+    vf_model_free(p);
+    return VF_OK;
+}
+
+/* The images of one request: context tokens, and the tower's transient on
+ * the profile's images (our own bound: patches x (5 x hidden + ffn) values
+ * in the model dtype), which vLLM's tensor parallelism splits. */
+static void images(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, uint64_t dt, vf__extras *x, vf_estimate *e)
+{
+    vf__image im;
+    if (!vf__image_cost(m, o->image_w, o->image_h, &im)) {
+        vf__assume(e, "images: %s has no vision tower vramfit knows; --max-images ignored", m->hp.architecture);
+        return;
+    }
+    uint64_t n = o->max_images;
+    x->tokens = vf__smul(n, im.tokens);
+    uint64_t act = vf__smul(vf__smul(n, im.patches), (5 * im.vision_hidden + im.vision_ff) * dt) / tp;
+    if (act > x->act)
+        x->act = act;
+    x->embeds = vf__smul(vf__smul(x->tokens, m->hp.hidden_size), dt); /* the tower's outputs, kept for the decoder */
+    if (im.cross_tokens) { /* Mllama: every cross-attention layer caches K and V of the tiles */
+        uint64_t layers = json_array_size(json_object_get(json_object_get(m->config, "text_config"), "cross_attention_layers"));
+        x->kv_seq = vf__smul(vf__smul(n * im.cross_tokens, layers), 2 * (uint64_t)m->hp.n_kv_heads * m->hp.head_dim * dt) / tp;
+    }
+    vf__assume(e, "images: %u per request, %llu context tokens and %llu tower patches each%s; tower transient %llu B per "
+                  "GPU (our own bound)",
+               o->max_images, (unsigned long long)im.tokens, (unsigned long long)im.patches,
+               o->image_w ? "" : " (the processor's largest image)", (unsigned long long)act);
+}
+
+vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, vf__extras *x, vf_estimate *e,
+                         vf_error *err)
+{
+    memset(x, 0, sizeof *x);
+    if (!tp)
+        tp = 1;
+    uint64_t dt = m->hp.torch_dtype == VF_DTYPE_F32 ? 4 : 2;
+    vf_status st = VF_OK;
+    if (o->max_images)
+        images(m, o, tp, dt, x, e);
+    if (o->draft && o->draft[0])
+        st = draft_model(o->draft, o, tp, x, e, err);
+    else if (o->draft_tokens && m->hp.n_mtp_layers)
+        mtp_draft(m, tp, x, e);
+    if (st == VF_OK && o->draft_tokens) {
+        x->lookahead = o->draft_tokens;
+        vf__assume(e, "speculative decoding: %u draft tokens per step, their KV slots reserved per sequence", o->draft_tokens);
+    }
+    if (st == VF_OK && o->max_loras) {
+        if (o->runtime == VF_RUNTIME_VLLM) {
+            uint64_t s = lora_slots(&m->hp, o, tp, dt);
+            x->weights = vf__sadd(x->weights, s);
+            vf__assume(e, "LoRA: %u slots of rank %u pre-allocated, %llu B per GPU (vLLM lora_a/lora_b_stacked)",
+                       o->max_loras, o->max_lora_rank ? o->max_lora_rank : 16, (unsigned long long)s);
+        } else {
+            vf__assume(e, "LoRA slots: only vLLM pre-allocates them; --max-loras ignored for this runtime");
+        }
+    }
+    if (st == VF_OK && o->mmproj && o->mmproj[0])
+        st = mmproj(o->mmproj, x, e, err);
+    return st;
+}
+
+void vf__extras_apply(vf_estimate *e, const vf__extras *x, bool shared_context)
+{
+    uint64_t seqs = shared_context ? 1 : (e->batch ? e->batch : 1);
+    uint64_t per_seq_tokens = shared_context ? 0 : e->context;
+    uint64_t kv = vf__smul(vf__sadd(x->tokens, x->lookahead), e->kv_bytes_per_token);
+    kv = vf__sadd(kv, vf__smul(x->kv_token, vf__sadd(per_seq_tokens ? per_seq_tokens : e->context, x->lookahead)));
+    kv = vf__sadd(vf__smul(kv, seqs), vf__smul(x->kv_seq, e->batch ? e->batch : 1));
+    uint64_t act = x->act > e->activations ? x->act - e->activations : 0;
+    act = vf__sadd(act, x->embeds);
+    uint64_t add = vf__sadd(vf__sadd(x->weights, kv), act);
+    if (!add)
+        return;
+    e->weights = vf__sadd(e->weights, x->weights);
+    e->kv_cache = vf__sadd(e->kv_cache, kv);
+    e->activations = vf__sadd(e->activations, act);
+    e->per_gpu_bytes = vf__sadd(e->per_gpu_bytes, add);
+    e->total_bytes = vf__smul(e->per_gpu_bytes, e->gpus ? e->gpus : 1);
+    e->allocated_bytes = vf__sadd(e->allocated_bytes, add);
+    e->reserved_bytes = vf__sadd(e->reserved_bytes, add);
+    e->device_bytes = vf__sadd(e->device_bytes, add);
+}
