@@ -111,7 +111,7 @@ static json_t *report_json(const vf_oom_report *r)
         const char *n = vf_oom_figure_name((vf_oom_figure)f);
         bool tokens = f == VF_OOM_MAX_CONTEXT || f == VF_OOM_MAX_SEQ_LEN;
         snprintf(key, sizeof key, tokens ? "%s" : "%s_bytes", n);
-        json_object_set_new(j, key, known(r, (vf_oom_figure)f) ? json_integer((json_int_t)r->figure[f]) : json_null());
+        json_object_set_new(j, key, known(r, (vf_oom_figure)f) ? vf_json_u64(r->figure[f]) : json_null());
         if (r->derived & (1u << f))
             json_array_append_new(derived, json_string(key));
     }
@@ -121,11 +121,11 @@ static json_t *report_json(const vf_oom_report *r)
     json_object_set_new(j, "gpu_memory_utilization", r->utilization > 0 ? json_real(r->utilization) : json_null());
     json_object_set_new(j, "buffer", r->buffer[0] ? json_string(r->buffer) : json_null());
     json_object_set_new(j, "phase", r->phase[0] ? json_string(r->phase) : json_null());
-    json_object_set_new(j, "errors", json_integer((json_int_t)r->errors));
-    json_object_set_new(j, "line", r->found ? json_integer((json_int_t)r->line) : json_null());
+    json_object_set_new(j, "errors", vf_json_u64(r->errors));
+    json_object_set_new(j, "line", r->found ? vf_json_u64(r->line) : json_null());
     json_object_set_new(j, "message", r->found ? json_string(r->message) : json_null());
-    json_object_set_new(j, "lines_read", json_integer((json_int_t)r->lines));
-    json_object_set_new(j, "bytes_read", json_integer((json_int_t)r->bytes));
+    json_object_set_new(j, "lines_read", vf_json_u64(r->lines));
+    json_object_set_new(j, "bytes_read", vf_json_u64(r->bytes));
     json_t *adv = json_array();
     for (size_t i = 0; i < r->n_advice; i++)
         json_array_append_new(adv, json_string(r->advice[i]));

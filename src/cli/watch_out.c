@@ -120,13 +120,13 @@ static json_t *err_json(const watch_err *e, const char *what)
 {
     json_t *j = json_object();
     json_object_set_new(j, "query", json_string(what));
-    json_object_set_new(j, "count", json_integer((json_int_t)e->count));
+    json_object_set_new(j, "count", vf_json_u64(e->count));
     json_object_set_new(j, "first_at_s", json_real(e->first_at));
     json_object_set_new(j, "message", json_string(e->msg));
     return j;
 }
 
-static json_t *bytes_or_null(bool ok, uint64_t v) { return ok ? json_integer((json_int_t)v) : json_null(); }
+static json_t *bytes_or_null(bool ok, uint64_t v) { return ok ? vf_json_u64(v) : json_null(); }
 
 int vf_watch_json(const watch_run *w, const watch_report *r)
 {
@@ -145,11 +145,11 @@ int vf_watch_json(const watch_run *w, const watch_report *r)
         json_t *o = json_object(), *errs = json_array();
         json_object_set_new(o, "index", json_integer(g->index));
         json_object_set_new(o, "name", json_string(g->name));
-        json_object_set_new(o, "total_bytes", json_integer((json_int_t)g->total));
+        json_object_set_new(o, "total_bytes", vf_json_u64(g->total));
         json_object_set_new(o, "baseline_bytes", bytes_or_null(g->have_baseline, g->baseline));
         json_object_set_new(o, "peak_bytes", bytes_or_null(g->seen, g->peak));
         json_object_set_new(o, "peak_at_s", g->seen ? json_real(g->peak_at) : json_null());
-        json_object_set_new(o, "process_peak_bytes", json_integer((json_int_t)g->tree_peak));
+        json_object_set_new(o, "process_peak_bytes", vf_json_u64(g->tree_peak));
         json_object_set_new(o, "process_peak_at_s", json_real(g->tree_peak_at));
         json_object_set_new(o, "after_bytes", bytes_or_null(g->have_after, g->after));
         if (g->mem_err.count)
@@ -165,7 +165,7 @@ int vf_watch_json(const watch_run *w, const watch_report *r)
         }
     }
     json_object_set_new(j, "gpus", gpus);
-    json_object_set_new(j, "samples", json_integer((json_int_t)w->samples));
+    json_object_set_new(j, "samples", vf_json_u64(w->samples));
     json_object_set_new(j, "estimate_bytes", bytes_or_null(r->have_estimate, r->estimate));
     json_object_set_new(j, "estimate_diff_percent", have_diff ? json_real(diff) : json_null());
     return vf_print_json(j);

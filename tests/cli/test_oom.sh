@@ -49,3 +49,7 @@ check_out "oom --help" 0 "usage: vramfit oom" "$VF" oom --help
 # any bytes: a binary file is read through, nothing found, exit 0
 head -c 300000 /dev/urandom >"$TMP/rand" 2>/dev/null || dd if=/dev/zero of="$TMP/rand" bs=1000 count=300 2>/dev/null
 check_json "oom: random bytes" 0 '.bytes_read == 300000' "$VF" oom "$TMP/rand" --json
+# a figure past what JSON's integers hold is said as the largest one, never negative
+printf 'CUDA out of memory. Tried to allocate 9999999999999999999 TiB. GPU 0 has a total capacity of 1.00 GiB of which 0 bytes is free.\n' >"$TMP/huge"
+check_json "oom: a huge figure saturates" 0 '.requested_bytes == 9223372036854775807 and .total_bytes == 1073741824' \
+    "$VF" oom "$TMP/huge" --json
