@@ -116,6 +116,9 @@ vf_status vf__train_arch(const vf_model *m, vf__tarch *a, vf_error *err)
     if (!a->head_dim && a->n_heads)
         a->head_dim = (uint32_t)(a->hidden / a->n_heads);
 
+    if (!a->n_heads && hp->recurrent_state_bytes && a->n_layers)
+        return vf__err(err, VF_EUNSUPPORTED, m->source ? m->source : "",
+                       "training estimates of attention-free (state-space) models are not modelled; inference is");
     if (!a->n_layers || !a->hidden || !a->vocab || !a->n_heads || !a->head_dim)
         return vf__err(err, VF_EUNSUPPORTED, m->source ? m->source : "",
                        "training estimate needs layers, hidden size, heads and vocabulary (add config.json)");

@@ -91,3 +91,13 @@ VL=$M/Qwen__Qwen2.5-VL-7B-Instruct.json
 kv0=$("$VF" estimate --json "$VL" --context 4096 | jq '.components.kv_cache')
 check_json "images: 2 x 1196 tokens of KV" 0 ".components.kv_cache == $kv0 + 2 * 1196 * 57344" \
     "$VF" estimate --json "$VL" --context 4096 --max-images 2 --image-size 1280x720
+# image tokens at the processor's largest image, hand-derived per family:
+# LLaVA-1.5 (CLIP 336 / 14)^2 = 576; Qwen3-VL 4096^2 / 32^2 = 16,384; LightOnOCR (Pixtral 1540 / 28 = 55)
+# 55 x 55 + 55 row breaks = 3,080; InternVL3 12 tiles + thumbnail x 256 = 3,328; SmolVLM-256M
+# 2048 / 512 = 4 x 4 tiles + global = 17 x (512 / 16)^2 / 4^2 = 1,088
+for pair in llava-hf__llava-1.5-7b-hf:576 Qwen__Qwen3-VL-2B-Instruct:16384 lightonai__LightOnOCR-2-1B:3080 \
+    OpenGVLab__InternVL3-1B-hf:3328 HuggingFaceTB__SmolVLM-256M-Instruct:1088; do
+    f=${pair%:*} n=${pair#*:}
+    check_json "image tokens: $f $n" 0 "[.assumptions[] | tostring | select(test(\"1 per request, $n context tokens\"))] | length == 1" \
+        "$VF" estimate --json "$M/$f.json" --max-images 1
+done
