@@ -634,6 +634,10 @@ typedef struct vf_estimate { VF_GROWABLE_BEGIN
     uint64_t reserved_bytes;   /* its reserved peak (max_memory_reserved): allocated + cached blocks */
     uint64_t context_bytes;    /* the CUDA context with the kernels and libraries it loads */
     uint64_t outside_bytes;    /* other memory outside the allocator (non-torch, CUDA graphs) */
+    /* pipeline parallel (vLLM): the figures above are the busiest rank's */
+    uint32_t pp_stages;           /* stages; 0 or 1 = none */
+    uint32_t busiest_stage;       /* 0-based: 0 holds the embeddings, pp_stages - 1 the norm and head */
+    uint32_t stage_first_layer, stage_end_layer; /* its blocks [first, end) */
 VF_GROWABLE_END(32768) } vf_estimate;
 VF_SIZE_PINNED(vf_estimate, 32768);
 

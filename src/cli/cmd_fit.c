@@ -234,7 +234,11 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     printf("Model:  %s (%s, runtime %s)\n", model, vf_cli_mode_name(&a->est), vf_runtime_name(a->est.runtime));
     if (a->approx_why)
         printf("APPROXIMATE: %s\n", a->approx_why);
-    printf("GPU:    %s x%u, %s each\n", c->name, c->count, vf_fmt_bytes(f->gpu_bytes, u, b1, sizeof b1));
+    printf("GPU:    %s x%u, %s each", c->name, a->nodes && c->count == 1 ? a->nodes * f->gpus_per_node : c->count,
+           vf_fmt_bytes(f->gpu_bytes, u, b1, sizeof b1));
+    if (f->nodes > 1)
+        printf(", %u nodes of %u", f->nodes, f->gpus_per_node);
+    printf("\n");
     if (c->note[0])
         printf("        note: %s\n", c->note);
     int64_t h = f->headroom_bytes;
@@ -244,6 +248,10 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     if (f->est.starts && (double)f->est.per_gpu_bytes > 1.01 * (double)f->needed_bytes)
         printf("        (the smallest device it fits on; the engine takes %s here, sizing its cache from the device)\n",
                vf_fmt_bytes(f->est.per_gpu_bytes, u, b1, sizeof b1));
+    if (f->est.pp_stages > 1)
+        printf("        busiest rank: pipeline stage %u of %u (layers %u-%u%s); every rank the same KV blocks\n",
+               f->est.busiest_stage + 1, f->est.pp_stages, f->est.stage_first_layer, f->est.stage_end_layer - 1,
+               f->est.busiest_stage == 0 ? ", the embeddings" : f->est.busiest_stage + 1 == f->est.pp_stages ? ", the norm and head" : "");
     if (!f->est.starts && f->est.reason[0])
         printf("        the engine would not start: %s\n", f->est.reason);
     if (f->est.max_concurrency > 0)
@@ -265,7 +273,8 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     else
         printf("Largest batch that fits:   none\n");
     if (f->min_gpus)
-        printf("Fewest GPUs:               %u (%s)\n", f->min_gpus, f->parallelism);
+        printf("Fewest GPUs:               %u on %u node%s of %u (%s)\n", f->min_gpus, f->min_nodes,
+               f->min_nodes == 1 ? "" : "s", f->gpus_per_node, f->parallelism);
     else
         printf("Fewest GPUs:               none up to the search limit\n");
     vf_cli_print_speed(&f->speed, &a->est, f->est.context, c->gpu.bandwidth_gbs);
@@ -303,7 +312,7 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         json_object_set_new(j, "fits", json_boolean(f->fits));
         json_object_set_new(j, "approximate", json_boolean(a->approx_why != NULL));
         json_object_set_new(j, "gpu", json_string(c->name));
-        json_object_set_new(j, "gpu_count", json_integer(c->count));
+        json_object_set_new(j, "gpu_count", json_integer(a->nodes && c->count == 1 ? a->nodes * f->gpus_per_node : c->count));
         json_object_set_new(j, "gpu_bytes", vf_json_u64(f->gpu_bytes));
         json_object_set_new(j, "needed_bytes", vf_json_u64(f->needed_bytes));
         json_object_set_new(j, "headroom_bytes", json_integer((json_int_t)f->headroom_bytes));
@@ -314,6 +323,18 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         json_object_set_new(j, "max_context_is_model_limit", json_boolean(f->max_context_capped));
         json_object_set_new(j, "max_batch", vf_json_u64(f->max_batch));
         json_object_set_new(j, "min_gpus", json_integer(f->min_gpus));
+        json_object_set_new(j, "min_nodes", json_integer(f->min_nodes));
+        json_object_set_new(j, "min_tp", json_integer(f->min_tp));
+        json_object_set_new(j, "min_pp", json_integer(f->min_pp));
+        json_object_set_new(j, "nodes", json_integer(f->nodes));
+        json_object_set_new(j, "gpus_per_node", json_integer(f->gpus_per_node));
+        if (f->est.pp_stages > 1) {
+            json_t *b = json_object();
+            json_object_set_new(b, "stage", json_integer(f->est.busiest_stage));
+            json_object_set_new(b, "first_layer", json_integer(f->est.stage_first_layer));
+            json_object_set_new(b, "end_layer", json_integer(f->est.stage_end_layer));
+            json_object_set_new(j, "busiest_rank", b);
+        }
         json_object_set_new(j, "parallelism", json_string(f->parallelism));
         json_object_set_new(j, "mode", json_string(vf_cli_mode_name(&a->est)));
         json_object_set_new(j, "note", json_string(c->note));

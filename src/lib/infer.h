@@ -159,6 +159,10 @@ VF_HIDDEN uint64_t vf__cublas_workspace_bytes(const char *gpu_name, uint64_t gpu
 VF_HIDDEN void vf__device_set(vf_estimate *e, uint64_t allocated, uint64_t reserved, uint64_t context,
                               uint64_t outside);
 
+/* vLLM's pipeline split (vllm/distributed/utils.py get_pp_indices): the
+ * layers [*start, *end) of stage rank of pp. */
+VF_HIDDEN void vf__pp_indices(uint32_t layers, uint32_t rank, uint32_t pp, uint32_t *start, uint32_t *end);
+
 /* ---- runtime profiles ---- */
 VF_HIDDEN vf_status vf__infer_generic(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
 VF_HIDDEN vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e,

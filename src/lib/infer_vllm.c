@@ -61,10 +61,325 @@ static uint64_t sort_transient(uint64_t rows, uint64_t v)
     return vf__smul(n, seg < 128 ? 32 : 20);
 }
 
-vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
+/* vLLM's pipeline split (vllm/distributed/utils.py get_pp_indices): layers
+ * / pp each, the remainder one more each to the stages before the last,
+ * from the second-last backwards (the last holds the norm and the head, the
+ * first the embeddings). 22 layers on 4 stages: 5, 6, 6, 5. */
+void vf__pp_indices(uint32_t layers, uint32_t rank, uint32_t pp, uint32_t *start, uint32_t *end)
+{
+    if (pp < 1)
+        pp = 1;
+    uint32_t per = layers / pp, rem = layers % pp, s = 0;
+    for (uint32_t r = 0; r <= rank && r < pp; r++) {
+        /* stage r gets an extra layer when it is among partitions[-2 .. -(rem+1)] */
+        uint32_t from_end = pp - r; /* 1 = the last */
+        uint32_t n = per + (from_end >= 2 && from_end <= rem + 1 ? 1 : 0);
+        if (r == rank) {
+            *start = s;
+            *end = s + n;
+            return;
+        }
+        s += n;
+    }
+    *start = *end = layers;
+}
+
+/* What this run of the engine is set to: limits, defaults by GPU class,
+ * dtypes, the split. */
+typedef struct vcfg {
+    bool is_v1, big;
+    uint32_t tp, pp;
+    double util;
+    uint64_t gpu_bytes, mml, mnbt, mns, seqs, requested, swa_tok, a, rope, non_torch, overhead, graphs, ctx;
+    char ctx_why[VF_NOTE_LEN];
+    uint64_t bs;          /* tokens per KV block: 16, or what the hybrid layout raises it to */
+    bool hybrid;
+    vf__vllm_hybrid hy;   /* hybrids: one page size for every layer, a state page per recurrent group */
+    vf_dtype kt, vt;
+    vf_dtype act;
+} vcfg;
+
+/* One pipeline rank: its layers and what it holds. */
+typedef struct vstage {
+    uint32_t start, end;
+    uint64_t weights, act, page, full_page, need, non_kv, pool, tokens, total;
+    double conc;
+} vstage;
+
+static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf__wprice *w, vcfg *c, vf_error *err)
 {
     const vf_hparams *hp = &m->hp;
     const vf_infer_opts *io = &o->infer;
+    int major, minor;
+    memset(c, 0, sizeof *c);
+    c->is_v1 = v1(io->vllm_version, &major, &minor);
+    c->tp = o->tp ? o->tp : 1;
+    c->pp = o->pp ? o->pp : 1;
+    if (c->pp > (hp->n_layers ? hp->n_layers : 1))
+        return vf__err(err, VF_EINVAL, "--pp", "%u pipeline stages for %u layers", c->pp, hp->n_layers);
+    c->util = io->gpu_util > 0 ? io->gpu_util : 0.9;
+    c->gpu_bytes = o->gpu_bytes;
+    /* --context stands for max_model_len when that is not given: the
+     * longest request the engine must admit */
+    c->mml = io->max_model_len ? io->max_model_len : io->context ? io->context : vf__hp_context(hp);
+
+    /* Defaults (vllm/engine/arg_utils.py _set_default_args_v1, for `vllm
+     * serve`): >= 70 GiB and not an A100: 8192 batched tokens, 1024
+     * sequences; otherwise 2048 and 256. V0: max(max_model_len, 2048) tokens
+     * without chunked prefill, 256 sequences. */
+    c->big = o->gpu_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
+    if (c->is_v1) {
+        c->mnbt = c->big ? 8192 : 2048;
+        c->mns = c->big ? 1024 : 256;
+    } else {
+        c->mnbt = c->mml > 2048 ? c->mml : 2048;
+        c->mns = 256;
+    }
+    if (io->max_num_batched_tokens)
+        c->mnbt = io->max_num_batched_tokens;
+    if (io->max_num_seqs)
+        c->mns = io->max_num_seqs;
+    c->seqs = c->mns < c->mnbt ? c->mns : c->mnbt;
+    if (!vf__kv_dtype_parse(io->kv_dtype, w->act_dtype, &c->kt, &c->vt))
+        return vf__err(err, VF_EINVAL, io->kv_dtype, "unknown KV cache type");
+    c->act = w->act_dtype;
+    c->bs = VLLM_BLOCK;
+    c->hybrid = vf__vllm_hybrid_layout(hp, c->tp, c->kt, c->vt, c->mml, &c->hy);
+    if (c->hybrid)
+        c->bs = c->hy.block;
+    c->a = vf_dtype_get(w->act_dtype)->block_bytes;
+    /* the rotary cos/sin cache, max_position x rotary_dim in the model dtype
+     * (model_executor/layers/rotary_embedding.py), one per rank */
+    uint64_t hd = hp->head_dim ? hp->head_dim : (hp->n_heads ? hp->hidden_size / hp->n_heads : 0);
+    if (vf__is_mla(hp))
+        hd = hp->qk_rope_head_dim;
+    c->rope = vf__smul(vf__smul(vf__hp_context(hp), hd), c->a);
+    c->requested = (uint64_t)((double)o->gpu_bytes * c->util);
+    c->swa_tok = hp->sliding_window ? hp->sliding_window - 1 + c->mnbt : c->mml;
+    if (c->swa_tok > c->mml)
+        c->swa_tok = c->mml;
+    bool multi = c->tp * c->pp > 1;
+    c->non_torch = multi ? VLLM_NON_TORCH_MULTI : VLLM_NON_TORCH_TP1;
+    /* vLLM 0.6.x (worker.py after PR #10511) measured non-torch memory from
+     * before the CUDA context existed, so the context is inside it: 1.79 GiB
+     * at TP 1 and 3.58 GiB at TP 2 in that PR's own logs (H100, Llama-3-8B) */
+    bool ctx_in_non_torch = major == 0 && minor == 6;
+    if (ctx_in_non_torch)
+        c->non_torch = (uint64_t)((multi ? 3.58 : 1.79) * (double)GIB);
+    /* CUDA graphs: captured after the pool is sized (compile_or_warm_up_model),
+     * for batch sizes 1, 2, 4, 8..256 step 8, then step 16 up to
+     * min(2 x max_num_seqs, 512); their pool sits outside the KV budget.
+     * 0.45 GiB measured for Llama-3.1-8B on H100 with vLLM 0.11 (A1). */
+    c->graphs = io->enforce_eager || !c->is_v1 ? 0 : (uint64_t)(0.45 * (double)GIB);
+    c->ctx = ctx_in_non_torch ? 0 : vf__torch_context_bytes(o, false, c->ctx_why, sizeof c->ctx_why);
+    if (ctx_in_non_torch)
+        snprintf(c->ctx_why, sizeof c->ctx_why, "CUDA context inside vLLM 0.6's non-torch memory");
+    c->overhead = c->non_torch + c->graphs + c->ctx;
+    return VF_OK;
+}
+
+/* A rank's weights: its blocks, matrices and the vocabulary sharded over tp
+ * (ColumnParallel / RowParallel / VocabParallelEmbedding), 1-D tensors
+ * replicated; the embeddings (and what sits outside the blocks) on the first
+ * stage, the final norm and head on the last, which with tied embeddings
+ * holds its own copy of the embedding matrix (vLLM's models build
+ * embed_tokens on the last rank too when tie_word_embeddings). */
+static uint64_t stage_weights(const vf_model *m, const vf__wlayers *L, const vcfg *c, uint32_t rank,
+                              const vstage *s)
+{
+    uint64_t sh = 0, rep = 0;
+    for (uint32_t l = s->start; l < s->end && l < L->n_layers; l++) {
+        sh = vf__sadd(sh, L->sh[l]);
+        rep = vf__sadd(rep, L->rep[l]);
+    }
+    bool first = rank == 0, last = rank + 1 == c->pp;
+    if (first) {
+        sh = vf__sadd(sh, L->part_sh[VF__WP_EMBED] + L->part_sh[VF__WP_OTHER]);
+        rep = vf__sadd(rep, L->part_rep[VF__WP_EMBED] + L->part_rep[VF__WP_OTHER]);
+    }
+    if (last) {
+        sh = vf__sadd(sh, L->part_sh[VF__WP_HEAD]);
+        rep = vf__sadd(rep, L->part_rep[VF__WP_HEAD] + L->part_sh[VF__WP_NORM] + L->part_rep[VF__WP_NORM]);
+        if (!first && m->hp.tie_word_embeddings && !L->part_sh[VF__WP_HEAD])
+            sh = vf__sadd(sh, L->part_sh[VF__WP_EMBED]);
+    }
+    return vf__sadd(vf__sadd(rep, sh / c->tp), c->rope);
+}
+
+/* A rank's KV page (one 16-token block over its layers), its full-attention
+ * share, and one max_model_len request's need (kv_cache_interface.py
+ * max_memory_usage_bytes: full attention cdiv(max_model_len, 16) pages; a
+ * sliding-window layer cdiv(min(window - 1 + max_num_batched_tokens,
+ * max_model_len), 16) + 1). KV heads split over TP but never below one head
+ * (replicated); an MLA latent is one head. */
+static void stage_kv(const vf_hparams *hp, const vcfg *c, const vf__extras *xt, vstage *s)
+{
+    for (uint32_t il = s->start; il < s->end; il++) {
+        uint64_t k, v;
+        vf__kv_layer_elems(hp, il, true, &k, &v);
+        uint64_t kvh = vf__layer_kv_heads(hp, il);
+        if (!vf__is_mla(hp) && kvh) {
+            uint64_t per = kvh >= c->tp ? kvh / c->tp : 1;
+            k = k / kvh * per;
+            v = v / kvh * per;
+        }
+        uint64_t lp = vf__smul(VLLM_BLOCK, vf__sadd(vf__dt_bytes(c->kt, k), vf__dt_bytes(c->vt, v)));
+        s->page = vf__sadd(s->page, lp);
+        bool swa = vf__layer_is_swa(hp, il) && c->is_v1;
+        if (!swa)
+            s->full_page = vf__sadd(s->full_page, lp);
+        uint64_t nb = swa ? (c->swa_tok + VLLM_BLOCK - 1) / VLLM_BLOCK + 1 : (c->mml + VLLM_BLOCK - 1) / VLLM_BLOCK;
+        s->need = vf__sadd(s->need, vf__smul(nb, lp));
+    }
+    /* hybrids: the layout's pages and per-request need, a pipeline stage's
+     * share taken in proportion to its layers */
+    if (c->hybrid) {
+        double f = c->pp > 1 && hp->n_layers ? (double)(s->end - s->start) / hp->n_layers : 1.0;
+        s->page = s->full_page = (uint64_t)((double)c->hy.page * f);
+        s->need = (uint64_t)((double)c->hy.need * f);
+    }
+    /* serving extras, on every rank (ERR HIGH under pipeline parallel: a
+     * draft's layers take a page in every block; Mllama's cross-attention
+     * states a fixed share per sequence) */
+    if (xt->kv_token) {
+        uint64_t dp = vf__smul(c->bs, xt->kv_token);
+        s->need = vf__sadd(s->need, vf__smul((c->mml + c->bs - 1) / c->bs, dp));
+        s->page = vf__sadd(s->page, dp);
+        s->full_page = vf__sadd(s->full_page, dp);
+    }
+    s->need = vf__sadd(s->need, xt->kv_seq);
+}
+
+/* Profiling run (v1/worker/gpu_model_runner.py profile_run; V0
+ * worker/model_runner.py profile_run): a forward of mnbt tokens over
+ * S = min(max_num_seqs, mnbt) requests, then, on the last pipeline rank
+ * only, the sampler on one position per request; torch_peak_increase is the
+ * larger of the two peaks.
+ *  forward, at the MLP's down projection of a layer (model_executor/
+ *    models/llama.py LlamaMLP): residual and normed hidden (2h, the
+ *    RMSNorms work in place), gate_up (2 ff/tp), SiluAndMul's output
+ *    (ff/tp) and the down projection's output (h), x tokens x a; MoE:
+ *    fused_moe's caches tokens x top_k x (3 moe_ff/tp + h);
+ *  sampler (v1/sample/sampler.py, ops/topk_topp_sampler.py
+ *    apply_top_k_top_p, with the dummy run's top-k = V-1 and top-p 0.9;
+ *    V0: layers/sampler.py _apply_top_k_top_p, top-p 0.99): the hidden
+ *    states of every token and of the sampled positions (V1 also their
+ *    torch.rand_like copy) stay; per logit at the peak, inside
+ *    logits.sort(): the model-dtype logits (a), their fp32 copy (4), the
+ *    sorted values (4) and int64 indices (8) plus the sort's transient
+ *    buffers (sort_transient). The later top-k/top-p masks, softmax and
+ *    scatter (a + 26 B per logit) stay below that peak.
+ *  plus PyTorch's cuBLAS workspace, first allocated in this run. */
+typedef struct vact {
+    uint64_t fwd, hid, samp, sort_tmp, ws;
+} vact;
+
+static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const vcfg *c, vact *p)
+{
+    uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp), V = hp->vocab_size, a = c->a, tp = c->tp;
+    p->fwd = vf__smul(vf__smul(c->mnbt, a), 3 * h + 3 * (ff / tp));
+    if (hp->n_experts && hp->moe_intermediate_size) {
+        uint64_t k = hp->n_experts_active ? hp->n_experts_active : 1;
+        uint64_t moe = vf__smul(vf__smul(c->mnbt, k), vf__smul(a, 3 * (hp->moe_intermediate_size / tp) + h));
+        if (moe > p->fwd)
+            p->fwd = moe;
+    }
+    p->hid = vf__sadd(vf__smul(vf__smul(c->mnbt, h), a), vf__smul(vf__smul(c->seqs, h), c->is_v1 ? 2 * a : a));
+    p->sort_tmp = sort_transient(c->seqs, V);
+    p->samp = vf__sadd(vf__sadd(p->hid, vf__smul(vf__smul(c->seqs, V), a + 4 + 4 + 8)), p->sort_tmp);
+    p->ws = vf__cublas_workspace_bytes(io->gpu_name, c->big ? c->gpu_bytes : 0);
+}
+
+/* Every rank sizes its pool from what it has left; the engine then gives
+ * every rank the same number of blocks, the fewest any rank can hold
+ * (v1/core/kv_cache_utils.py: one KV cache config per worker, unified to
+ * the minimum num_blocks). Returns the busiest rank (most device memory). */
+static uint32_t size_pools(const vcfg *c, vstage *st, vf_estimate *e)
+{
+    uint64_t units = UINT64_MAX;
+    for (uint32_t r = 0; r < c->pp; r++) {
+        vstage *s = &st[r];
+        s->non_kv = vf__sadd(vf__sadd(s->weights, s->act), c->non_torch);
+        uint64_t u = c->requested > s->non_kv && s->page ? (c->requested - s->non_kv) / s->page : 0;
+        if (c->requested <= s->non_kv && e->starts) {
+            e->starts = false;
+            snprintf(e->reason, sizeof e->reason,
+                     "no memory left for the KV cache%s: weights, activations and non-torch memory need %.2f GiB "
+                     "of the %.2f GiB allowed (gpu_memory_utilization %.2f)",
+                     c->pp > 1 ? (r ? (r + 1 == c->pp ? " on the last pipeline rank" : " on a middle pipeline rank")
+                                    : " on the first pipeline rank")
+                               : "",
+                     (double)s->non_kv / GIB, (double)c->requested / GIB, c->util);
+        }
+        if (u < units)
+            units = u;
+    }
+    uint32_t busiest = 0;
+    for (uint32_t r = 0; r < c->pp; r++) {
+        vstage *s = &st[r];
+        s->pool = vf__smul(units, s->page);
+        /* tokens of whole blocks; with sliding layers in their own KV-cache
+         * groups (hybrid allocator) a token costs a page of the
+         * full-attention layers only */
+        uint64_t per_block = s->full_page ? s->full_page : s->page;
+        s->tokens = per_block ? s->pool / per_block * c->bs : 0;
+        if (c->hybrid && !c->hy.attn_groups && s->page)
+            s->tokens = s->pool / s->page * c->mml; /* attention-free: one block per request, any length */
+        s->conc = s->need ? (double)s->pool / (double)s->need : 0;
+        s->total = vf__sadd(vf__sadd(s->weights, s->pool), vf__sadd(s->act, c->overhead));
+        if (s->total > st[busiest].total)
+            busiest = r;
+    }
+    return busiest;
+}
+
+static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c, const vact *p, const vstage *st,
+                  uint32_t busiest, vf_estimate *e)
+{
+    const vf_infer_opts *io = &o->infer;
+    const vstage *s = &st[busiest];
+    vf__assume(e, "runtime = vLLM %s (%s accounting), gpu %.2f GiB x gpu_memory_utilization %.2f",
+               io->vllm_version[0] ? io->vllm_version : "current", c->is_v1 ? "V1" : "V0",
+               (double)o->gpu_bytes / GIB, c->util);
+    vf__assume(e, "max_model_len %llu, max_num_batched_tokens %llu, max_num_seqs %llu, block_size %d, tp %u, pp %u",
+               (unsigned long long)c->mml, (unsigned long long)c->mnbt, (unsigned long long)c->mns, VLLM_BLOCK, c->tp,
+               c->pp);
+    if (c->pp > 1)
+        vf__assume(e, "pipeline: layers split as vLLM's get_pp_indices; the busiest rank is stage %u of %u (layers "
+                   "%u-%u%s), every rank the same number of KV blocks",
+                   busiest + 1, c->pp, s->start, s->end - 1,
+                   busiest == 0 ? ", the embeddings" : busiest + 1 == c->pp ? ", the norm and head" : "");
+    vf__assume(e, "rotary cos/sin cache = %llu B added to the weights", (unsigned long long)c->rope);
+    if (hp->sliding_window)
+        vf__assume(e, "sliding-window layers: %llu tokens per request (window - 1 + max_num_batched_tokens)",
+                   (unsigned long long)c->swa_tok);
+    vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(c->kt)->name, vf_dtype_get(c->vt)->name,
+               vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
+    vf__assume(e, "non-torch memory %.2f GiB (vLLM's logs, vllm PRs #12126/#14447, 0.6.x: #10511); overhead = that + "
+               "CUDA graphs %.2f GiB (captured after the pool is sized) + CUDA context, outside the pool",
+               (double)c->non_torch / GIB, (double)c->graphs / GIB);
+    vf__assume(e, "%s", c->ctx_why);
+    vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu = %llu B",
+                (double)o->gpu_bytes / GIB, c->util, (unsigned long long)s->weights, (unsigned long long)s->act,
+                (unsigned long long)c->non_torch, (unsigned long long)s->pool);
+    vf__explain(e, "activation peak = max(forward %llu x (3 x %llu + 3 x %llu) x %llu = %llu, sampler hidden %llu + "
+                "%llu x %llu logits x (%llu + 16) + sort scratch %llu = %llu%s) + cuBLAS workspace %llu = %llu B",
+                (unsigned long long)c->mnbt, (unsigned long long)hp->hidden_size,
+                (unsigned long long)(vf__hp_ff(hp) / c->tp), (unsigned long long)c->a, (unsigned long long)p->fwd,
+                (unsigned long long)p->hid, (unsigned long long)c->seqs, (unsigned long long)hp->vocab_size,
+                (unsigned long long)c->a, (unsigned long long)p->sort_tmp, (unsigned long long)p->samp,
+                c->pp > 1 && busiest + 1 != c->pp ? ", on the last rank only" : "", (unsigned long long)p->ws,
+                (unsigned long long)s->act);
+    vf__explain(e, "kv tokens = floor(pool / %llu B per %llu-token block) x %llu = %llu; concurrency = pool / %llu B "
+                "per max_model_len request = %.2f",
+                (unsigned long long)(s->full_page ? s->full_page : s->page), (unsigned long long)c->bs,
+                (unsigned long long)c->bs, (unsigned long long)s->tokens,
+                (unsigned long long)s->need, s->conc);
+}
+
+vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
+{
+    const vf_hparams *hp = &m->hp;
     if (!o->gpu_bytes)
         return vf__err(err, VF_EINVAL, "--gpu", "the vllm runtime needs the device memory (--gpu NAME or bytes)");
     if (!vf__hp_has_attention(hp))
@@ -80,229 +395,80 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         scheme = "bf16";
         vf__assume(e, "dtype auto: a float32 checkpoint runs in 16-bit");
     }
-    if ((st = vf__weights_price(m, scheme, VF_DTYPE_UNKNOWN, &w, e, err)) != VF_OK)
+    const vf__wlayers *L;
+    if ((st = vf__weights_price(m, scheme, VF_DTYPE_UNKNOWN, &w, e, err)) != VF_OK ||
+        (st = vf__weights_layers(m, scheme, VF_DTYPE_UNKNOWN, &L, err)) != VF_OK)
         return st;
-    int major, minor;
-    bool is_v1 = v1(io->vllm_version, &major, &minor);
-    uint32_t tp = o->tp ? o->tp : 1;
-    double util = io->gpu_util > 0 ? io->gpu_util : 0.9;
-    /* --context stands for max_model_len when that is not given: the
-     * longest request the engine must admit */
-    uint64_t mml = io->max_model_len ? io->max_model_len : io->context ? io->context : vf__hp_context(hp);
-
-    /* Defaults (vllm/engine/arg_utils.py _set_default_args_v1, for `vllm
-     * serve`): >= 70 GiB and not an A100: 8192 batched tokens, 1024
-     * sequences; otherwise 2048 and 256. V0: max(max_model_len, 2048) tokens
-     * without chunked prefill, 256 sequences. */
-    bool big = o->gpu_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
-    uint64_t mnbt, mns;
-    if (is_v1) {
-        mnbt = big ? 8192 : 2048;
-        mns = big ? 1024 : 256;
-    } else {
-        mnbt = mml > 2048 ? mml : 2048;
-        mns = 256;
-    }
-    if (io->max_num_batched_tokens)
-        mnbt = io->max_num_batched_tokens;
-    if (io->max_num_seqs)
-        mns = io->max_num_seqs;
-    uint64_t seqs = mns < mnbt ? mns : mnbt;
-
-    vf_dtype kt, vt;
-    if (!vf__kv_dtype_parse(io->kv_dtype, w.act_dtype, &kt, &vt))
-        return vf__err(err, VF_EINVAL, io->kv_dtype, "unknown KV cache type");
-    uint64_t a = vf_dtype_get(w.act_dtype)->block_bytes;
-
-    /* weights per GPU: matrices and the vocabulary sharded (ColumnParallel /
-     * RowParallel / VocabParallelEmbedding), 1-D tensors replicated; plus the
-     * rotary cos/sin cache, max_position x rotary_dim in the model dtype
-     * (model_executor/layers/rotary_embedding.py). */
-    uint64_t hd = hp->head_dim ? hp->head_dim : (hp->n_heads ? hp->hidden_size / hp->n_heads : 0);
-    if (vf__is_mla(hp))
-        hd = hp->qk_rope_head_dim;
-    uint64_t rope = vf__smul(vf__smul(vf__hp_context(hp), hd), a);
-    uint64_t weights = vf__weights_per_gpu(&w, tp) + rope;
+    vcfg c;
+    if ((st = settings(m, o, &w, &c, err)) != VF_OK)
+        return st;
     /* a draft, LoRA slots and images: held before the pool is sized */
     vf__extras xt;
-    if ((st = vf__extras_get(m, o, tp, &xt, e, err)) != VF_OK)
+    if ((st = vf__extras_get(m, o, c.tp, &xt, e, err)) != VF_OK)
         return st;
-    weights = vf__sadd(weights, xt.weights);
-
-    /* Profiling run (v1/worker/gpu_model_runner.py profile_run; V0
-     * worker/model_runner.py profile_run): a forward of mnbt tokens over
-     * S = min(max_num_seqs, mnbt) requests, then the sampler on one position
-     * per request; torch_peak_increase is the larger of the two peaks.
-     *  forward, at the MLP's down projection of a layer (model_executor/
-     *    models/llama.py LlamaMLP): residual and normed hidden (2h, the
-     *    RMSNorms work in place), gate_up (2 ff/tp), SiluAndMul's output
-     *    (ff/tp) and the down projection's output (h), x tokens x a; MoE:
-     *    fused_moe's caches tokens x top_k x (3 moe_ff/tp + h);
-     *  sampler (v1/sample/sampler.py, ops/topk_topp_sampler.py
-     *    apply_top_k_top_p, with the dummy run's top-k = V-1 and top-p 0.9;
-     *    V0: layers/sampler.py _apply_top_k_top_p, top-p 0.99): the hidden
-     *    states of every token and of the sampled positions (V1 also their
-     *    torch.rand_like copy) stay; per logit at the peak, inside
-     *    logits.sort(): the model-dtype logits (a), their fp32 copy (4), the
-     *    sorted values (4) and int64 indices (8) plus the sort's transient
-     *    buffers (sort_transient). The later top-k/top-p masks, softmax and
-     *    scatter (a + 26 B per logit) stay below that peak.
-     *  plus PyTorch's cuBLAS workspace, first allocated in this run. */
-    uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp), V = hp->vocab_size;
-    uint64_t fwd = vf__smul(vf__smul(mnbt, a), 3 * h + 3 * (ff / tp));
-    if (hp->n_experts && hp->moe_intermediate_size) {
-        uint64_t k = hp->n_experts_active ? hp->n_experts_active : 1;
-        uint64_t moe = vf__smul(vf__smul(mnbt, k), vf__smul(a, 3 * (hp->moe_intermediate_size / tp) + h));
-        if (moe > fwd)
-            fwd = moe;
+    vstage *stages = calloc(c.pp, sizeof *stages);
+    if (!stages)
+        return vf__err(err, VF_ENOMEM, "", "out of memory");
+    vact p;
+    profile_peaks(hp, &o->infer, &c, &p);
+    for (uint32_t r = 0; r < c.pp; r++) {
+        vstage *s = &stages[r];
+        vf__pp_indices(hp->n_layers, r, c.pp, &s->start, &s->end);
+        s->weights = vf__sadd(stage_weights(m, L, &c, r, s), xt.weights);
+        stage_kv(hp, &c, &xt, s);
+        uint64_t peak = vf__sadd(r + 1 == c.pp && p.samp > p.fwd ? p.samp : p.fwd, p.ws);
+        /* profile_run: the encoder on the dummy images first, its outputs kept
+         * for the decoder's pass (every rank here: ERR HIGH past one stage) */
+        s->act = vf__sadd(peak > xt.act ? peak : xt.act, xt.embeds);
     }
-    uint64_t hid = vf__sadd(vf__smul(vf__smul(mnbt, h), a), vf__smul(vf__smul(seqs, h), is_v1 ? 2 * a : a));
-    uint64_t logits = vf__smul(seqs, V);
-    uint64_t sort_tmp = sort_transient(seqs, V);
-    uint64_t samp = vf__sadd(vf__sadd(hid, vf__smul(logits, a + 4 + 4 + 8)), sort_tmp);
-    uint64_t ws = vf__cublas_workspace_bytes(io->gpu_name, big ? o->gpu_bytes : 0);
-    uint64_t act = vf__sadd(fwd > samp ? fwd : samp, ws);
-    /* profile_run: the encoder on the dummy images first, its outputs kept for the decoder's pass */
-    act = vf__sadd(act > xt.act ? act : xt.act, xt.embeds);
-    uint64_t non_torch = tp > 1 ? VLLM_NON_TORCH_MULTI : VLLM_NON_TORCH_TP1;
-    /* vLLM 0.6.x (worker.py after PR #10511) measured non-torch memory from
-     * before the CUDA context existed, so the context is inside it: 1.79 GiB
-     * at TP 1 and 3.58 GiB at TP 2 in that PR's own logs (H100, Llama-3-8B) */
-    bool ctx_in_non_torch = major == 0 && minor == 6;
-    if (ctx_in_non_torch)
-        non_torch = (uint64_t)((tp > 1 ? 3.58 : 1.79) * (double)GIB);
-
-    uint64_t requested = (uint64_t)((double)o->gpu_bytes * util);
-    uint64_t non_kv = weights + act + non_torch;
-    /* page per block over all layers, per GPU: KV heads split over TP but
-     * never below one head (replicated); an MLA latent is one head */
-    /* Per-request need (kv_cache_interface.py max_memory_usage_bytes):
-     * full attention cdiv(max_model_len, 16) pages; a sliding-window layer
-     * cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), 16) + 1. */
-    uint64_t page = 0, full_page = 0, need = 0;
-    uint64_t swa_tok = hp->sliding_window ? hp->sliding_window - 1 + mnbt : mml;
-    if (swa_tok > mml)
-        swa_tok = mml;
-    for (uint32_t il = 0; il < hp->n_layers; il++) {
-        uint64_t k, v;
-        vf__kv_layer_elems(hp, il, true, &k, &v);
-        uint64_t kvh = vf__layer_kv_heads(hp, il);
-        if (!vf__is_mla(hp) && kvh) {
-            uint64_t per = kvh >= tp ? kvh / tp : 1;
-            k = k / kvh * per;
-            v = v / kvh * per;
-        }
-        uint64_t lp = vf__smul(VLLM_BLOCK, vf__sadd(vf__dt_bytes(kt, k), vf__dt_bytes(vt, v)));
-        page = vf__sadd(page, lp);
-        bool swa = vf__layer_is_swa(hp, il) && is_v1;
-        if (!swa)
-            full_page = vf__sadd(full_page, lp);
-        uint64_t nb = swa ? (swa_tok + VLLM_BLOCK - 1) / VLLM_BLOCK + 1 : (mml + VLLM_BLOCK - 1) / VLLM_BLOCK;
-        need = vf__sadd(need, vf__smul(nb, lp));
-    }
-    /* hybrids: one page size for every layer, a state page per recurrent group */
-    uint64_t bs = VLLM_BLOCK;
-    vf__vllm_hybrid hy;
-    bool hybrid = vf__vllm_hybrid_layout(hp, tp, kt, vt, mml, &hy);
-    if (hybrid) {
-        page = full_page = hy.page;
-        need = hy.need;
-        bs = hy.block;
-    }
-    if (xt.kv_token) { /* a draft's layers take a page in every block */
-        uint64_t dp = vf__smul(bs, xt.kv_token);
-        need = vf__sadd(need, vf__smul((mml + bs - 1) / bs, dp));
-        page = vf__sadd(page, dp);
-        full_page = vf__sadd(full_page, dp);
-    }
-    need = vf__sadd(need, xt.kv_seq);
-    uint64_t pool = 0;
     e->starts = true;
-    if (requested <= non_kv) {
-        e->starts = false;
-        snprintf(e->reason, sizeof e->reason,
-                 "no memory left for the KV cache: weights, activations and non-torch memory need %.2f GiB of the "
-                 "%.2f GiB allowed (gpu_memory_utilization %.2f)",
-                 (double)non_kv / GIB, (double)requested / GIB, util);
-    } else {
-        uint64_t avail = requested - non_kv;
-        pool = page ? avail / page * page : 0; /* whole blocks across every layer */
+    uint32_t busiest = size_pools(&c, stages, e);
+    const vstage *b = &stages[busiest];
+    double conc = b->conc;
+    uint64_t tokens = b->tokens, total = 0, page = 0;
+    for (uint32_t r = 0; r < c.pp; r++) {
+        conc = stages[r].conc < conc ? stages[r].conc : conc;
+        tokens = stages[r].tokens < tokens ? stages[r].tokens : tokens;
+        total = vf__sadd(total, vf__smul(stages[r].total, c.tp));
+        page = vf__sadd(page, stages[r].page);
     }
-    /* "GPU KV cache size": tokens of whole blocks; with sliding layers in
-     * their own KV-cache groups (hybrid allocator) a token costs a page of
-     * the full-attention layers only. */
-    uint64_t per_block = full_page ? full_page : page;
-    uint64_t tokens = per_block ? pool / per_block * bs : 0;
-    if (hybrid && !hy.attn_groups)
-        tokens = pool / page * mml; /* attention-free: one block per request, any length */
-    double conc = need ? (double)pool / (double)need : 0;
     if (e->starts && conc < 1.0) {
         e->starts = false;
-        uint64_t fit = full_page ? pool / full_page * bs : 0;
+        uint64_t fit = b->full_page ? b->pool / b->full_page * c.bs : 0;
         snprintf(e->reason, sizeof e->reason,
                  "max_model_len %llu needs %.2f GiB of KV cache, more than the %.2f GiB available; the largest "
                  "that fits is about %llu",
-                 (unsigned long long)mml, (double)need / GIB, (double)pool / GIB,
-                 (unsigned long long)(fit < mml ? fit : mml));
+                 (unsigned long long)c.mml, (double)b->need / GIB, (double)b->pool / GIB,
+                 (unsigned long long)(fit < c.mml ? fit : c.mml));
     }
     e->kv_cache_tokens = tokens;
     e->max_concurrency = conc;
-    e->gpus = tp;
-    e->weights = weights;
-    e->kv_cache = pool;
-    e->activations = act;
-    /* CUDA graphs: captured after the pool is sized (compile_or_warm_up_model),
-     * for batch sizes 1, 2, 4, 8..256 step 8, then step 16 up to
-     * min(2 x max_num_seqs, 512); their pool sits outside the KV budget.
-     * 0.45 GiB measured for Llama-3.1-8B on H100 with vLLM 0.11 (A1). */
-    uint64_t graphs = io->enforce_eager || !is_v1 ? 0 : (uint64_t)(0.45 * (double)GIB);
-    char ctx_why[VF_NOTE_LEN];
-    uint64_t ctx = ctx_in_non_torch ? 0 : vf__torch_context_bytes(o, false, ctx_why, sizeof ctx_why);
-    if (ctx_in_non_torch)
-        snprintf(ctx_why, sizeof ctx_why, "CUDA context inside vLLM 0.6's non-torch memory");
-    e->overhead = non_torch + graphs + ctx;
-    e->per_gpu_bytes = vf__sadd(vf__sadd(weights, pool), vf__sadd(act, e->overhead));
+    e->gpus = c.tp * c.pp;
+    e->weights = b->weights;
+    e->kv_cache = b->pool;
+    e->activations = b->act;
+    e->overhead = c.overhead;
+    e->per_gpu_bytes = b->total;
     /* the profile's cached blocks are released (torch.cuda.empty_cache in
      * determine_available_memory) before the pool is allocated in one piece */
-    vf__device_set(e, vf__sadd(vf__sadd(weights, pool), act), 0, ctx, non_torch + graphs);
-    e->total_bytes = vf__smul(e->per_gpu_bytes, tp);
-    e->context = mml;
-    e->batch = mns;
-    e->kv_bytes_per_token = page / bs;
-    if (hybrid)
+    vf__device_set(e, vf__sadd(vf__sadd(b->weights, b->pool), b->act), 0, c.ctx, c.non_torch + c.graphs);
+    e->total_bytes = total;
+    e->context = c.mml;
+    e->batch = c.mns;
+    e->kv_bytes_per_token = page / c.bs; /* every layer, one GPU's share of the heads */
+    if (c.hybrid)
         vf__assume(e, "hybrid KV cache (vLLM v1): recurrent state page %llu B per layer and request, attention "
                       "block raised to %llu tokens, %u groups of %u layers (%u attention, %u recurrent), pages of "
                       "%llu B",
-                   (unsigned long long)hy.state_page, (unsigned long long)hy.block, hy.attn_groups + hy.rec_groups,
-                   hy.group, hy.attn_groups, hy.rec_groups, (unsigned long long)(hy.page / hy.group));
+                   (unsigned long long)c.hy.state_page, (unsigned long long)c.hy.block,
+                   c.hy.attn_groups + c.hy.rec_groups, c.hy.group, c.hy.attn_groups, c.hy.rec_groups,
+                   (unsigned long long)(c.hy.page / c.hy.group));
     e->weight_bits = w.bits;
-
-    vf__assume(e, "runtime = vLLM %s (%s accounting), gpu %.2f GiB x gpu_memory_utilization %.2f",
-               io->vllm_version[0] ? io->vllm_version : "current", is_v1 ? "V1" : "V0",
-               (double)o->gpu_bytes / GIB, util);
-    vf__assume(e, "max_model_len %llu, max_num_batched_tokens %llu, max_num_seqs %llu, block_size %d, tp %u",
-               (unsigned long long)mml, (unsigned long long)mnbt, (unsigned long long)mns, VLLM_BLOCK, tp);
-    vf__assume(e, "rotary cos/sin cache = %llu B added to the weights", (unsigned long long)rope);
-    if (hp->sliding_window)
-        vf__assume(e, "sliding-window layers: %llu tokens per request (window - 1 + max_num_batched_tokens)",
-                   (unsigned long long)swa_tok);
-    vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(kt)->name, vf_dtype_get(vt)->name,
-               vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
-    vf__assume(e, "non-torch memory %.2f GiB (vLLM's logs, vllm PRs #12126/#14447, 0.6.x: #10511); overhead = that + CUDA graphs "
-               "%.2f GiB (captured after the pool is sized) + CUDA context, outside the pool",
-               (double)non_torch / GIB, (double)graphs / GIB);
-    vf__assume(e, "%s", ctx_why);
-    vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu = %llu B",
-                (double)o->gpu_bytes / GIB, util, (unsigned long long)weights, (unsigned long long)act,
-                (unsigned long long)non_torch, (unsigned long long)pool);
-    vf__explain(e, "activation peak = max(forward %llu x (3 x %llu + 3 x %llu) x %llu = %llu, sampler hidden %llu + "
-                "%llu x %llu logits x (%llu + 16) + sort scratch %llu = %llu) + cuBLAS workspace %llu = %llu B",
-                (unsigned long long)mnbt, (unsigned long long)h, (unsigned long long)(ff / tp),
-                (unsigned long long)a, (unsigned long long)fwd, (unsigned long long)hid, (unsigned long long)seqs,
-                (unsigned long long)V, (unsigned long long)a, (unsigned long long)sort_tmp, (unsigned long long)samp,
-                (unsigned long long)ws, (unsigned long long)act);
-    vf__explain(e, "kv tokens = floor(pool / %llu B per 16-token block) x 16 = %llu; concurrency = pool / %llu B "
-                "per max_model_len request = %.2f",
-                (unsigned long long)per_block, (unsigned long long)tokens, (unsigned long long)need, conc);
+    e->pp_stages = c.pp;
+    e->busiest_stage = busiest;
+    e->stage_first_layer = b->start;
+    e->stage_end_layer = b->end;
+    notes(hp, o, &c, &p, stages, busiest, e);
+    free(stages);
     return VF_OK;
 }

@@ -38,6 +38,26 @@ check_json "fit: Qwen3-32B on H100 at 16k: a few GiB of KV" 0 \
     '.fits == true and .kv_cache_bytes > 1073741824 and .kv_cache_bytes < 8*1073741824' \
     "$VF" fit Qwen/Qwen3-32B --gpu H100 --runtime vllm --context 16384 --json
 
+# Past one node (issue 14): Llama-3.1-405B in bf16 is 405.85 B parameters x 2 B = 756 GiB of
+# weights. Over one node of 8 H100 that is 94.5 GiB a GPU, more than vLLM's 0.9 x 79.18 GiB;
+# over two nodes (tensor parallel 8 inside each, 2 pipeline stages of 63 of the 126 layers) it
+# is 47.3 GiB a GPU and leaves a KV cache: 16 GPUs, 2 nodes.
+L405=meta-llama/Meta-Llama-3.1-405B
+check_json "fit: 405B bf16 on H100: 16 GPUs, 2 nodes, tp 8 x pp 2" 1 \
+    '.fits == false and .min_gpus == 16 and .min_nodes == 2 and .min_tp == 8 and .min_pp == 2 and .parallelism == "tensor parallel 8 x pipeline parallel 2"' \
+    "$VF" fit $L405 --gpu H100 --runtime vllm --context 8192 --json
+check_json "fit: 405B on --nodes 2 of H100 fits; the last stage is the busiest" 0 \
+    '.fits and .gpu_count == 16 and .nodes == 2 and .busiest_rank.stage == 1 and .busiest_rank.first_layer == 63 and .headroom_bytes > 0' \
+    "$VF" fit $L405 --gpu H100 --nodes 2 --runtime vllm --context 8192 --json
+check_json "fit: 405B on H100x8 (one node) does not" 1 '.fits == false' \
+    "$VF" fit $L405 --gpu H100x8 --runtime vllm --context 8192 --json
+# Nodes of 4: stages of 4 GPUs, and 3 of them (756 / 12 = 63 GiB a GPU) are enough.
+check_json "fit: --gpus-per-node 4: 12 GPUs on 3 nodes, tp 4 x pp 3" 1 '.min_gpus == 12 and .min_nodes == 3 and .min_tp == 4 and .min_pp == 3' \
+    "$VF" fit $L405 --gpu H100 --gpus-per-node 4 --runtime vllm --context 8192 --json
+check_json "fit: DeepSeek-V3 on vLLM without --gpu: multi-node rows" 0 \
+    'any(.gpus[]; .gpu == "H100 SXM 80GB" and .nodes == 2 and .pp == 2 and .tp == 8)' \
+    "$VF" fit deepseek-ai/DeepSeek-V3 --runtime vllm --context 8192 --json
+
 # Agreement with the plain estimate at the edges: at max_context it fits, one more does not.
 for spec in "Qwen/Qwen3-8B RTX4090 generic" "meta-llama/Llama-3.1-8B L4 transformers" "Qwen/Qwen3-30B-A3B H100 vllm" \
     "google/gemma-2-9b rtx-4090 llamacpp"; do

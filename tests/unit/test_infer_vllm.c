@@ -104,11 +104,109 @@ static void vllm_profile_terms(void **state)
     vf_model_free(m);
 }
 
+/* vLLM's own cases for get_pp_indices (tests/distributed/
+ * test_pipeline_partition.py, test_uneven_auto_partition), and its
+ * docstring's 22 layers over 4 stages. */
+static void vllm_pp_indices(void **state)
+{
+    (void)state;
+    const struct {
+        uint32_t layers, pp, rank, start, end;
+    } c[] = {{2, 2, 0, 0, 1}, {2, 2, 1, 1, 2}, {3, 2, 0, 0, 2}, {3, 2, 1, 2, 3}, {3, 3, 0, 0, 1},
+             {3, 3, 1, 1, 2}, {3, 3, 2, 2, 3}, {4, 3, 0, 0, 1}, {4, 3, 1, 1, 3}, {4, 3, 2, 3, 4},
+             {5, 3, 0, 0, 2}, {5, 3, 1, 2, 4}, {5, 3, 2, 4, 5}, {22, 4, 0, 0, 5}, {22, 4, 1, 5, 11},
+             {22, 4, 2, 11, 17}, {22, 4, 3, 17, 22}, {126, 2, 0, 0, 63}, {126, 2, 1, 63, 126}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        uint32_t s, e;
+        vf__pp_indices(c[i].layers, c[i].rank, c[i].pp, &s, &e);
+        assert_int_equal(s, c[i].start);
+        assert_int_equal(e, c[i].end);
+    }
+}
+
+/* Bytes of the model's tensors a pipeline rank holds, summed here from the
+ * tensor list by hand: blocks [start, end), the embeddings on the first
+ * rank, the final norm and head on the last, and there a copy of the
+ * embeddings when they are tied; 2-D tensors split over tp. */
+static uint64_t rank_bytes(const vf_model *m, uint32_t start, uint32_t end, bool first, bool last, uint32_t tp)
+{
+    uint64_t sh = 0, rep = 0, embed = 0;
+    bool head = false;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const vf_tensor *t = &m->tensors[i];
+        if (t->flags & VF_TENSOR_MTP)
+            continue;
+        bool mine;
+        if (t->layer >= 0)
+            mine = (uint32_t)t->layer >= start && (uint32_t)t->layer < end;
+        else if (t->role == VF_ROLE_OUTPUT || t->role == VF_ROLE_NORM)
+            mine = last;
+        else
+            mine = first;
+        if (t->role == VF_ROLE_OUTPUT)
+            head = true;
+        if (t->role == VF_ROLE_EMBED && t->layer < 0)
+            embed += t->n_bytes;
+        if (mine)
+            *(t->n_dims >= 2 ? &sh : &rep) += t->n_bytes;
+    }
+    if (last && !first && !head && m->hp.tie_word_embeddings)
+        sh += embed;
+    return rep + sh / tp;
+}
+
+/* Pipeline parallel, rank by rank: Llama-3.1-405B (126 layers, untied) over
+ * 8 x 2 H100 and the tied Llama-3.2-1B (16 layers) over 2 stages. The rank
+ * reported is the one holding the most; every rank gets the same blocks. */
+static void vllm_pipeline_ranks(void **state)
+{
+    (void)state;
+    vf_model *m = itl_open(REF "/models/meta-llama__Meta-Llama-3.1-405B.json");
+    vf_estimate_opts o;
+    vllm_opts(&o, 79.18, "H100", "", 8192, 0);
+    o.tp = 8;
+    o.pp = 2;
+    vf_estimate e = itl_run(m, &o);
+    assert_true(e.starts);
+    assert_int_equal(e.pp_stages, 2);
+    uint64_t rope = 131072ull * 128 * 2; /* max_position x head_dim x bf16 */
+    uint64_t w0 = rank_bytes(m, 0, 63, true, false, 8) + rope, w1 = rank_bytes(m, 63, 126, false, true, 8) + rope;
+    /* embedding and head are the same size; the last rank adds the final
+     * norm (16384 x bf16) and runs the sampler: it is the busiest */
+    assert_int_equal(e.busiest_stage, 1);
+    assert_int_equal(e.stage_first_layer, 63);
+    assert_int_equal(e.stage_end_layer, 126);
+    assert_int_equal(e.weights, w1);
+    assert_int_equal(w1 - w0, 16384 * 2);
+    /* one rank's KV page: 63 layers x 2 x 1 head of 128 (8 KV heads over tp 8) x bf16 x 16 tokens */
+    assert_int_equal(e.kv_cache % (63ull * 2 * 128 * 2 * 16), 0);
+    assert_int_equal(e.kv_cache_tokens, e.kv_cache / (63ull * 2 * 128 * 2 * 16) * 16);
+    vf_model_free(m);
+
+    m = itl_open(REF "/models/meta-llama__Llama-3.2-1B.json");
+    assert_true(m->hp.tie_word_embeddings);
+    vllm_opts(&o, 22.30, "A10G", "", 8192, 0);
+    o.pp = 2;
+    e = itl_run(m, &o);
+    uint64_t r0 = rank_bytes(m, 0, 8, true, false, 1), r1 = rank_bytes(m, 8, 16, false, true, 1);
+    assert_true(r1 > r0); /* the tied copy of the 128256 x 2048 embeddings, and the final norm */
+    assert_int_equal(e.busiest_stage, 1);
+    uint64_t rope1 = 131072ull * 64 * 2;
+    assert_int_equal(e.weights, r1 + rope1);
+    /* on one stage there is one copy: the whole model's bytes */
+    o.pp = 1;
+    e = itl_run(m, &o);
+    assert_int_equal(e.weights, rank_bytes(m, 0, 16, true, true, 1) + rope1);
+    vf_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(vllm_profile_rows),
         cmocka_unit_test(vllm_profile_terms),
+        cmocka_unit_test(vllm_pp_indices),
+        cmocka_unit_test(vllm_pipeline_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
