@@ -94,6 +94,7 @@ struct vf_oom_scanner {
     uint64_t lines, bytes;      /* newlines before buf[pos]; bytes fed */
     char last_byte;
     uint8_t first[256], count[256]; /* anchors by first byte: order[first[c] ..] */
+    uint8_t pair[8192];         /* bit (c0 << 8 | c1): some anchor starts with these two bytes */
     uint8_t order[N_ANCHORS], alen[N_ANCHORS];
     uint64_t hint[H_COUNT];     /* offset + 1 where each hint was last seen since a traceback */
     double log_util;            /* a gpu_memory_utilization the log states */
@@ -120,8 +121,11 @@ vf_oom_scanner *vf_oom_open(void)
                 s->count[c]++;
             }
     }
-    for (size_t i = 0; i < N_ANCHORS; i++)
+    for (size_t i = 0; i < N_ANCHORS; i++) {
         s->alen[i] = (uint8_t)strlen(anchors[i].s);
+        unsigned p = (unsigned char)anchors[i].s[0] << 8 | (unsigned char)anchors[i].s[1];
+        s->pair[p >> 3] |= (uint8_t)(1u << (p & 7));
+    }
     return s;
 }
 
@@ -333,12 +337,17 @@ static void on_anchor(vf_oom_scanner *s, const anchor *a, size_t i)
 /* Checks every byte in [pos, limit) for an anchor. */
 static void scan(vf_oom_scanner *s, size_t limit)
 {
+    const unsigned char *b = (const unsigned char *)s->buf;
     for (size_t i = s->pos; i < limit; i++) {
-        unsigned char c = (unsigned char)s->buf[i];
+        unsigned c = b[i];
         if (c == '\n') {
             s->lines++;
             continue;
         }
+        /* two bytes filter out nearly every position before any anchor is compared */
+        unsigned p = i + 1 < s->len ? c << 8 | b[i + 1] : c << 8;
+        if (!(s->pair[p >> 3] & (1u << (p & 7))))
+            continue;
         for (unsigned k = 0, n = s->count[c]; k < n; k++) {
             unsigned ai = s->order[s->first[c] + k];
             if (s->len - i >= s->alen[ai] && memcmp(s->buf + i, anchors[ai].s, s->alen[ai]) == 0)
