@@ -193,7 +193,13 @@ static int run_fit(const oom_args *a, const vf_oom_report *r, json_t *j)
     argv[n++] = (char *)a->model;
     for (int k = 0; k < a->n_knobs && n < 250; k++)
         argv[n++] = a->knobs[k];
-    if (!a->gpu && known(r, VF_OOM_TOTAL)) {
+    bool gpu_in_knobs = false;
+    for (int k = 0; k < a->n_knobs; k++)
+        gpu_in_knobs |= !strcmp(a->knobs[k], "--gpu");
+    if (a->gpu && !gpu_in_knobs) { /* oom's own --gpu, before --model */
+        argv[n++] = "--gpu";
+        argv[n++] = (char *)a->gpu;
+    } else if (!a->gpu && known(r, VF_OOM_TOTAL)) {
         snprintf(size, sizeof size, "%.4fmib", (double)r->figure[VF_OOM_TOTAL] / 1048576.0);
         argv[n++] = "--gpu";
         argv[n++] = size;

@@ -87,6 +87,8 @@ int vf_watch_spawn(watch_run *w, char **argv)
     }
     close(pfd[1]);
     g_child = p;
+    if (g_signal) /* one that came while the child was being made */
+        kill(p, g_signal);
     w->root = p;
     w->own_child = true;
     int e = 0;

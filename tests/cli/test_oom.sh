@@ -37,6 +37,8 @@ check_json "oom --model: fit on the message's device" 0 \
 check_json "oom --model: a --gpu among the knobs is the device" 0 \
     ".fit.gpu_bytes == 24 * $GIB and .fit.max_context > 0" \
     "$VF" oom "$D/vllm_v1_kv.log" --json --model Qwen/Qwen3-8B --runtime vllm --context 32768 --gpu 24GiB
+check_json "oom --model: oom's own --gpu goes to fit" 0 ".fit.gpu_bytes == 40 * $GIB" \
+    "$VF" oom "$D/vllm_v1_kv.log" --gpu 40GiB --json --model Qwen/Qwen3-8B --runtime vllm --context 32768
 check_out "oom --model: the table then fit's" 0 "vramfit fit Qwen/Qwen3-8B for this run" \
     "$VF" oom "$D/vllm_v1_kv.log" --model Qwen/Qwen3-8B --runtime vllm --context 32768 --gpu 24GiB
 check_err "oom --model: fit's own errors" 2 "unknown option" "$VF" oom "$D/vllm_v1_kv.log" --model Qwen/Qwen3-8B --bogus
