@@ -704,6 +704,14 @@ typedef vf_status (*vf_estimate_fn)(const vf_model *m, const vf_estimate_opts *o
 
 #define VF_MAX_SUGGESTIONS 24
 
+/* What a suggested change needs beyond the engine's launch line. */
+#define VF_NEEDS_CHECKPOINT 0x1u /* another checkpoint: AWQ/GPTQ files, another GGUF type (llama-quantize) */
+#define VF_NEEDS_CODE 0x2u       /* a change to the training script: LoRA/QLoRA adapters, attention kernels */
+#define VF_NEEDS_DEVICE 0x4u     /* a device feature this GPU lacks (fp8 tensor cores) */
+
+/** What VF_NEEDS_* bits mean, in words ("" for 0). */
+VF_API const char *vf_needs_words(uint32_t needs);
+
 /* One change that could make it fit, re-checked by an estimate run. */
 typedef struct vf_suggestion { VF_GROWABLE_BEGIN
     char change[224];          /* "--weights q4_k", "--kv fp8", "2 GPUs (tensor parallel 2)" */
@@ -714,6 +722,8 @@ typedef struct vf_suggestion { VF_GROWABLE_BEGIN
     bool fits;
     vf_estimate_opts opts;     /* the knobs with the change applied */
     uint32_t gpus;             /* GPUs it needs */
+    uint32_t needs;            /* VF_NEEDS_*: what it takes beyond the launch; 0 = the engine applies it to this
+                                  checkpoint (a flag, a dtype it casts or quantizes to at load, a length, a count) */
 VF_GROWABLE_END(3072) } vf_suggestion;
 VF_SIZE_PINNED(vf_suggestion, 3072);
 
@@ -728,6 +738,13 @@ typedef struct vf_speed { VF_GROWABLE_BEGIN
     double train_step_seconds;      /* ≥ 6 (4 with LoRA) × params × tokens ÷ peak FLOP/s */
     double peak_tflops;             /* the peak used (per GPU) */
     const char *peak_dtype;         /* "bf16", "fp16", "fp8" */
+    /* past one GPU group: pipeline stages and the links between nodes */
+    uint32_t pp;                    /* pipeline stages */
+    uint32_t nodes;                 /* machines the n devices span (the GPU's node size each) */
+    double pp_bubble;               /* training: idle share of a step, (pp - 1) / (m + pp - 1), m micro-batches */
+    double internode_gbs;           /* GB/s per GPU assumed between nodes (the catalog lists links inside one) */
+    double internode_seconds;       /* ≥ bytes that cross nodes ÷ that: training per step (gradient / ZeRO-3
+                                       collectives), inference per prefill (stage boundaries) */
 VF_GROWABLE_END(256) } vf_speed;
 VF_SIZE_PINNED(vf_speed, 256);
 
@@ -873,6 +890,20 @@ VF_API vf_status vf_engine_parse(const char *s, vf_engine *out);
 VF_API vf_status vf_plan_emit(vf_engine engine, const vf_model *m, const char *model_ref,
                               const vf_estimate_opts *o, const vf_estimate *e, uint64_t gpu_bytes,
                               uint32_t gpus, char *buf, size_t cap, vf_error *err);
+
+/**
+ * vf_plan_emit for gpus spread over nodes of gpus_per_node each (0 = 8):
+ * past one node it writes what to start on each machine as well (vLLM: the
+ * Ray head and workers, then `vllm serve` with the Ray executor; llama.cpp:
+ * rpc-server on the other hosts and llama-server --rpc; DeepSpeed: the
+ * config, a hostfile and the deepspeed / torchrun commands; accelerate with
+ * training knobs: an accelerate config and accelerate launch), with the
+ * TrainingArguments a training script must pass. Lines starting with "#" are
+ * comments; the first node is "node1" / HEAD_IP.
+ */
+VF_API vf_status vf_plan_emit_nodes(vf_engine engine, const vf_model *m, const char *model_ref,
+                                    const vf_estimate_opts *o, const vf_estimate *e, uint64_t gpu_bytes,
+                                    uint32_t gpus, uint32_t gpus_per_node, char *buf, size_t cap, vf_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Devices on this machine (NVML, loaded with dlopen)                        */

@@ -222,6 +222,8 @@ static json_t *suggestions_json(const vf_fit *f)
         json_object_set_new(j, "gpus", json_integer(s->gpus));
         json_object_set_new(j, "cost", json_integer(s->cost));
         json_object_set_new(j, "detail", json_string(s->detail));
+        json_object_set_new(j, "launch_only", json_boolean(s->needs == 0));
+        json_object_set_new(j, "needs", json_string(vf_needs_words(s->needs)));
         json_array_append_new(arr, j);
     }
     return arr;
@@ -282,9 +284,9 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
         printf("What would make it fit (least cost first; each re-checked by the model):\n");
         for (size_t i = 0; i < f->n_suggestions; i++) {
             const vf_suggestion *s = &f->suggestions[i];
-            printf("  %-4s %-44s needs %10s of %s  %s\n", s->fits ? "fits" : "no", s->change,
+            printf("  %-4s %-44s needs %10s of %s  %s%s%s\n", s->fits ? "fits" : "no", s->change,
                    vf_fmt_bytes(s->needed_bytes, u, b1, sizeof b1), vf_fmt_bytes(s->gpu_bytes, u, b2, sizeof b2),
-                   s->detail);
+                   s->detail, s->needs ? "; takes " : "", vf_needs_words(s->needs));
         }
     }
 }

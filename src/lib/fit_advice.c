@@ -39,6 +39,7 @@ static void add(advisor *a, const vf_estimate_opts *o, uint64_t gpu_bytes, uint3
     s->fits = r == 1;
     s->opts = *o;
     s->gpus = gpus;
+    s->needs = vf__change_needs(a->base, o, a->opts->gpu);
 }
 
 /* add() on the GPUs asked for, with the change spelled by a format */
@@ -127,7 +128,7 @@ static void advise_inference(advisor *a)
         weights(a, "q4_k", 4.5, COST_METHOD, "Q4_K weights: a visible quality loss, larger on small models");
     } else if (vllm) {
         weights(a, "fp8", 8, COST_QUALITY, "fp8 weights: close to the 16-bit model; fast on Ada/Hopper and newer");
-        weights(a, "awq", 4.25, COST_METHOD, "4-bit AWQ weights: a quality loss, needs an AWQ checkpoint");
+        weights(a, "awq", 4.25, COST_METHOD, "4-bit AWQ weights: a quality loss, needs an AWQ checkpoint of the model");
     } else {
         weights(a, "int8", 8, COST_QUALITY, "bitsandbytes int8: close to 16-bit quality, slower matmuls");
         weights(a, "nf4", 4.13, COST_METHOD, "bitsandbytes 4-bit NF4: a quality loss, slower matmuls");

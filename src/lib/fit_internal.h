@@ -39,6 +39,8 @@ VF_HIDDEN uint64_t vf__fit_max_batch(vf__fit_ctx *c, const vf_estimate_opts *o, 
 VF_HIDDEN void vf__split_layers_evenly(vf_estimate_opts *o, uint32_t n);
 /* The knobs for n devices when the user gave only a count ("H100x2"). */
 VF_HIDDEN void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n, uint32_t per_node);
+/* VF_NEEDS_* of going from knobs base to o on gpu (NULL: unknown device). */
+VF_HIDDEN uint32_t vf__change_needs(const vf_estimate_opts *base, const vf_estimate_opts *o, const vf_gpu *gpu);
 VF_HIDDEN void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts *opts, vf_fit *out);
 
 #endif

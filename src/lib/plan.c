@@ -1,32 +1,12 @@
 /* plan.c — launch configurations for existing engines from the knobs fit
  * settled on. Flags are spelled as each engine documents them (the lists the
  * tests check against are in tests/data/plan/, with their sources). */
-#include "internal.h"
+#include "plan_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-typedef struct sbuf {
-    char *p;
-    size_t cap, len;
-    bool overflow;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...) VF_PRINTF(2, 3);
-static void put(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = b->len < b->cap ? b->cap - b->len : 0;
-    int n = vsnprintf(b->p + (b->len < b->cap ? b->len : b->cap - 1), room, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= room)
-        b->overflow = true;
-    else
-        b->len += (size_t)n;
-}
 
 vf_status vf_engine_parse(const char *s, vf_engine *out)
 {
@@ -43,27 +23,6 @@ vf_status vf_engine_parse(const char *s, vf_engine *out)
     else
         return VF_EINVAL;
     return VF_OK;
-}
-
-/* Shell-safe enough for model names and paths: quote unless plain. */
-static void put_arg(sbuf *b, const char *s)
-{
-    bool plain = *s != '\0';
-    for (const char *c = s; *c; c++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:+=@%,", *c))
-            plain = false;
-    if (plain) {
-        put(b, "%s", s);
-        return;
-    }
-    put(b, "'");
-    for (const char *c = s; *c; c++) {
-        if (*c == '\'')
-            put(b, "'\\''");
-        else
-            put(b, "%c", *c);
-    }
-    put(b, "'");
 }
 
 static const char *vllm_quant(const char *w)
@@ -92,31 +51,57 @@ static const char *vllm_kv(const char *k)
     return NULL;
 }
 
-static void emit_vllm(sbuf *b, const char *ref, const vf_estimate_opts *o, const vf_estimate *e, uint32_t gpus)
+/* vLLM past one node (docs/serving/parallelism_scaling.md): a Ray cluster,
+ * its head on the first node and the others joined to it, then one `vllm
+ * serve` on the head with the Ray executor; every node needs the model at
+ * the same path (or the same Hugging Face cache). */
+static void vllm_ray_cluster(vf__sbuf *b, const vf__layout *l, uint32_t tp, uint32_t pp)
 {
+    vf__put(b, "# vLLM on %u nodes of %u GPUs: tensor parallel %u inside a node, pipeline parallel %u across, over "
+               "Ray.\n", l->nodes, l->per_node, tp, pp);
+    vf__put(b, "# On the head node (HEAD_IP below is its address):\n");
+    vf__put(b, "ray start --head --port=6379\n");
+    if (l->nodes > 2)
+        vf__put(b, "# On each of the other %u nodes:\n", l->nodes - 1);
+    else
+        vf__put(b, "# On the other node:\n");
+    vf__put(b, "ray start --address=HEAD_IP:6379\n");
+    vf__put(b, "# Then on the head node, once 'ray status' counts %u GPUs (the model at the same path on every "
+               "node):\n", l->gpus);
+}
+
+static void emit_vllm(vf__sbuf *b, const char *ref, const vf_estimate_opts *o, const vf_estimate *e,
+                      const vf__layout *l)
+{
+    uint32_t gpus = l->gpus;
     uint32_t tp = o->tp ? o->tp : 1, pp = o->pp ? o->pp : 1;
     if (!o->tp && !o->pp && gpus > 1)
         tp = gpus;
+    bool ray = l->nodes > 1 || tp * pp > l->per_node;
+    if (ray)
+        vllm_ray_cluster(b, l, tp, pp);
     uint64_t len = e->context ? e->context : o->infer.max_model_len ? o->infer.max_model_len : o->infer.context;
     uint64_t seqs = o->infer.max_num_seqs ? o->infer.max_num_seqs : e->batch ? e->batch : 1;
     double util = o->infer.gpu_util > 0 ? o->infer.gpu_util : 0.9;
-    put(b, "vllm serve ");
-    put_arg(b, ref);
-    put(b, " --tensor-parallel-size %u", tp);
+    vf__put(b, "vllm serve ");
+    vf__put_arg(b, ref);
+    vf__put(b, " --tensor-parallel-size %u", tp);
     if (pp > 1)
-        put(b, " --pipeline-parallel-size %u", pp);
+        vf__put(b, " --pipeline-parallel-size %u", pp);
     if (len)
-        put(b, " --max-model-len %llu", (unsigned long long)len);
-    put(b, " --gpu-memory-utilization %.2f", util);
+        vf__put(b, " --max-model-len %llu", (unsigned long long)len);
+    vf__put(b, " --gpu-memory-utilization %.2f", util);
     const char *kv = vllm_kv(o->infer.kv_dtype);
-    put(b, " --kv-cache-dtype %s", kv ? kv : "auto");
-    put(b, " --max-num-seqs %llu", (unsigned long long)seqs);
+    vf__put(b, " --kv-cache-dtype %s", kv ? kv : "auto");
+    vf__put(b, " --max-num-seqs %llu", (unsigned long long)seqs);
     const char *q = vllm_quant(o->weights);
     if (q)
-        put(b, " --quantization %s", q);
+        vf__put(b, " --quantization %s", q);
     if (o->infer.enforce_eager)
-        put(b, " --enforce-eager");
-    put(b, "\n");
+        vf__put(b, " --enforce-eager");
+    if (ray)
+        vf__put(b, " --distributed-executor-backend ray");
+    vf__put(b, "\n");
 }
 
 static void kv_pair(const char *k, char *kk, char *vv, size_t n)
@@ -140,69 +125,64 @@ static void kv_pair(const char *k, char *kk, char *vv, size_t n)
         *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
 }
 
-static void emit_llamacpp(sbuf *b, const vf_model *m, const char *ref, const vf_estimate_opts *o,
-                          const vf_estimate *e, uint32_t gpus)
+/* llama.cpp past one host (tools/rpc/README.md): rpc-server on each other
+ * host exposes its GPUs; the main host's llama-server reaches them with
+ * --rpc and splits the layers over its own devices and theirs. */
+static void llamacpp_rpc_hosts(vf__sbuf *b, const vf__layout *l)
 {
+    vf__put(b, "# llama.cpp over %u hosts: rpc-server on each other host serves its GPUs to the main host\n",
+            l->nodes);
+    vf__put(b, "# (built with -DGGML_RPC=ON; the RPC port is unauthenticated: keep it on a private network).\n");
+    if (l->nodes > 2)
+        vf__put(b, "# On each of the other %u hosts (HOST1, HOST2, ... below):\n", l->nodes - 1);
+    else
+        vf__put(b, "# On the other host (HOST1 below):\n");
+    vf__put(b, "rpc-server -H 0.0.0.0 -p 50052\n");
+    vf__put(b, "# On the main host:\n");
+}
+
+static void emit_llamacpp(vf__sbuf *b, const vf_model *m, const char *ref, const vf_estimate_opts *o,
+                          const vf_estimate *e, const vf__layout *l)
+{
+    uint32_t gpus = l->gpus;
+    if (l->nodes > 1)
+        llamacpp_rpc_hosts(b, l);
     const vf_hparams *hp = vf_model_hparams(m);
     const vf_infer_opts *in = &o->infer;
     uint32_t np = in->parallel ? in->parallel : 1;
     /* -c is llama.cpp's n_ctx, shared by the -np slots (as the knob is) */
     uint64_t ctx = in->context ? in->context : e->context;
     int32_t ngl = in->n_gpu_layers >= 0 ? in->n_gpu_layers : (int32_t)(hp && hp->n_layers ? hp->n_layers + 1 : 999);
-    put(b, "llama-server -m ");
-    put_arg(b, ref);
-    put(b, " -ngl %d", ngl);
+    vf__put(b, "llama-server -m ");
+    vf__put_arg(b, ref);
+    vf__put(b, " -ngl %d", ngl);
     if (ctx)
-        put(b, " -c %llu", (unsigned long long)ctx);
-    put(b, " -b %llu -ub %llu", (unsigned long long)(in->lc_batch ? in->lc_batch : 2048),
+        vf__put(b, " -c %llu", (unsigned long long)ctx);
+    vf__put(b, " -b %llu -ub %llu", (unsigned long long)(in->lc_batch ? in->lc_batch : 2048),
         (unsigned long long)(in->ubatch ? in->ubatch : 512));
     /* explicit: llama-server's own default is -1 (auto slots) */
-    put(b, " -np %u", np);
+    vf__put(b, " -np %u", np);
     uint32_t ns = in->n_split ? in->n_split : gpus;
     if (ns > 1) {
-        put(b, " --tensor-split ");
+        vf__put(b, " --tensor-split ");
         for (uint32_t i = 0; i < ns; i++) {
             double v = in->n_split ? in->tensor_split[i] : 1.0;
-            put(b, i ? ",%g" : "%g", v);
+            vf__put(b, i ? ",%g" : "%g", v);
         }
     }
     char kk[32], vv[32];
     kv_pair(in->kv_dtype, kk, vv, sizeof kk);
-    put(b, " -ctk %s -ctv %s", kk, vv);
-    put(b, " -fa %s\n", in->flash_attn == 1 ? "on" : in->flash_attn == 0 ? "off" : "auto");
+    vf__put(b, " -ctk %s -ctv %s", kk, vv);
+    vf__put(b, " -fa %s", in->flash_attn == 1 ? "on" : in->flash_attn == 0 ? "off" : "auto");
+    if (l->nodes > 1) {
+        vf__put(b, " --rpc ");
+        for (uint32_t i = 1; i < l->nodes; i++)
+            vf__put(b, i > 1 ? ",HOST%u:50052" : "HOST%u:50052", i);
+    }
+    vf__put(b, "\n");
 }
 
-static void emit_deepspeed(sbuf *b, const vf_estimate_opts *o, uint32_t gpus)
-{
-    const vf_train_opts *t = &o->train;
-    uint64_t mb = t->micro_batch ? t->micro_batch : 1, ga = t->grad_accum ? t->grad_accum : 1;
-    int stage = t->zero;
-    if (t->fsdp == 1)
-        stage = 3;
-    else if (t->fsdp == 2 && stage < 2)
-        stage = 2;
-    put(b, "{\n  \"train_micro_batch_size_per_gpu\": %llu,\n", (unsigned long long)mb);
-    put(b, "  \"gradient_accumulation_steps\": %llu,\n", (unsigned long long)ga);
-    put(b, "  \"train_batch_size\": %llu,\n", (unsigned long long)(mb * ga * (gpus ? gpus : 1)));
-    bool bf16 = t->precision == VF_PREC_BF16_MIXED || t->precision == VF_PREC_BF16;
-    bool fp16 = t->precision == VF_PREC_FP16_MIXED;
-    put(b, "  \"bf16\": {\"enabled\": %s},\n", bf16 ? "true" : "false");
-    put(b, "  \"fp16\": {\"enabled\": %s},\n", fp16 ? "true" : "false");
-    put(b, "  \"zero_optimization\": {\n    \"stage\": %d", stage);
-    const char *dev = t->offload_nvme ? "nvme" : "cpu";
-    if (t->offload == VF_OFFLOAD_OPTIMIZER || t->offload == VF_OFFLOAD_BOTH)
-        put(b, ",\n    \"offload_optimizer\": {\"device\": \"%s\", \"pin_memory\": true}", dev);
-    if ((t->offload == VF_OFFLOAD_PARAMS || t->offload == VF_OFFLOAD_BOTH) && stage == 3)
-        put(b, ",\n    \"offload_param\": {\"device\": \"%s\", \"pin_memory\": true}", dev);
-    put(b, "\n  }");
-    if (t->recompute != VF_RECOMPUTE_NONE)
-        put(b, ",\n  \"activation_checkpointing\": {\"partition_activations\": %s, \"cpu_checkpointing\": false, "
-               "\"contiguous_memory_optimization\": false}",
-            stage >= 1 && gpus > 1 ? "true" : "false");
-    put(b, "\n}\n");
-}
-
-static void emit_accelerate(sbuf *b, const char *ref, const vf_estimate_opts *o, const vf_estimate *e,
+static void emit_accelerate(vf__sbuf *b, const char *ref, const vf_estimate_opts *o, const vf_estimate *e,
                             uint64_t gpu_bytes, uint32_t gpus)
 {
     /* max_memory bounds what device_map="auto" places per device: the weights'
@@ -216,45 +196,60 @@ static void emit_accelerate(sbuf *b, const char *ref, const vf_estimate_opts *o,
     const char *w = o->weights;
     bool q8 = !strcasecmp(w, "int8");
     bool q4 = !strncasecmp(w, "nf4", 3) || !strcasecmp(w, "int4") || !strcasecmp(w, "fp4");
-    put(b, "from transformers import AutoModelForCausalLM%s\n\nmodel = AutoModelForCausalLM.from_pretrained(\n    \"",
+    vf__put(b, "from transformers import AutoModelForCausalLM%s\n\nmodel = AutoModelForCausalLM.from_pretrained(\n    \"",
         q8 || q4 ? ", BitsAndBytesConfig" : "");
     for (const char *c = ref; *c; c++)
-        put(b, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
-    put(b, "\",\n    device_map=\"auto\",\n    max_memory={");
+        vf__put(b, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+    vf__put(b, "\",\n    device_map=\"auto\",\n    max_memory={");
     for (uint64_t i = 0; i < n; i++)
-        put(b, "%s%llu: \"%lluMiB\"", i ? ", " : "", (unsigned long long)i, (unsigned long long)(budget >> 20));
+        vf__put(b, "%s%llu: \"%lluMiB\"", i ? ", " : "", (unsigned long long)i, (unsigned long long)(budget >> 20));
     if (cpu)
-        put(b, ", \"cpu\": \"%lluMiB\"", (unsigned long long)(((cpu * 11) / 10 >> 20) + 1));
-    put(b, "},\n");
+        vf__put(b, ", \"cpu\": \"%lluMiB\"", (unsigned long long)(((cpu * 11) / 10 >> 20) + 1));
+    vf__put(b, "},\n");
     if (q8)
-        put(b, "    quantization_config=BitsAndBytesConfig(load_in_8bit=True),\n");
+        vf__put(b, "    quantization_config=BitsAndBytesConfig(load_in_8bit=True),\n");
     else if (q4)
-        put(b, "    quantization_config=BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"%s\"%s),\n",
+        vf__put(b, "    quantization_config=BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"%s\"%s),\n",
             !strcasecmp(w, "fp4") ? "fp4" : "nf4", !strcasecmp(w, "nf4-dq") ? ", bnb_4bit_use_double_quant=True" : "");
+    /* a flash-attention choice is the loader's (transformers attn_implementation) */
+    if (o->infer.attn == VF_ATTN_FLASH)
+        vf__put(b, "    attn_implementation=\"flash_attention_2\",\n");
+    else if (o->infer.attn == VF_ATTN_SDPA)
+        vf__put(b, "    attn_implementation=\"sdpa\",\n");
+    else if (o->infer.attn == VF_ATTN_EAGER)
+        vf__put(b, "    attn_implementation=\"eager\",\n");
     /* transformers 4.56 renamed torch_dtype to dtype */
-    put(b, "    dtype=\"auto\",  # transformers before 4.56: torch_dtype=\"auto\"\n)\n");
+    vf__put(b, "    dtype=\"auto\",  # transformers before 4.56: torch_dtype=\"auto\"\n)\n");
 }
 
-vf_status vf_plan_emit(vf_engine engine, const vf_model *m, const char *model_ref, const vf_estimate_opts *o,
-                       const vf_estimate *e, uint64_t gpu_bytes, uint32_t gpus, char *buf, size_t cap, vf_error *err)
+vf_status vf_plan_emit_nodes(vf_engine engine, const vf_model *m, const char *model_ref, const vf_estimate_opts *o,
+                             const vf_estimate *e, uint64_t gpu_bytes, uint32_t gpus, uint32_t gpus_per_node, char *buf,
+                             size_t cap, vf_error *err)
 {
     if (!m || !o || !e || !buf || !cap)
         return vf__err(err, VF_EINVAL, "", "plan needs a model, options, an estimate and a buffer");
-    sbuf b = {.p = buf, .cap = cap};
+    vf__sbuf b = {.p = buf, .cap = cap};
     buf[0] = '\0';
     const char *ref = model_ref && *model_ref ? model_ref : vf_model_source(m);
+    vf__layout l = {.gpus = gpus ? gpus : 1, .per_node = gpus_per_node ? gpus_per_node : 8};
+    l.nodes = l.gpus / l.per_node + (l.gpus % l.per_node != 0);
+    if (l.nodes == 1)
+        l.per_node = l.gpus;
     switch (engine) {
     case VF_ENGINE_VLLM:
-        emit_vllm(&b, ref, o, e, gpus);
+        emit_vllm(&b, ref, o, e, &l);
         break;
     case VF_ENGINE_LLAMACPP:
-        emit_llamacpp(&b, m, ref, o, e, gpus);
+        emit_llamacpp(&b, m, ref, o, e, &l);
         break;
     case VF_ENGINE_DEEPSPEED:
-        emit_deepspeed(&b, o, gpus);
+        vf__emit_deepspeed(&b, o, &l);
         break;
     case VF_ENGINE_ACCELERATE:
-        emit_accelerate(&b, ref, o, e, gpu_bytes, gpus);
+        if (o->mode == VF_MODE_TRAINING)
+            vf__emit_accelerate_train(&b, o, &l);
+        else
+            emit_accelerate(&b, ref, o, e, gpu_bytes, l.gpus);
         break;
     default:
         return vf__err(err, VF_EINVAL, "", "unknown engine");
@@ -262,4 +257,10 @@ vf_status vf_plan_emit(vf_engine engine, const vf_model *m, const char *model_re
     if (b.overflow)
         return vf__err(err, VF_ERANGE, "", "plan does not fit the buffer");
     return VF_OK;
+}
+
+vf_status vf_plan_emit(vf_engine engine, const vf_model *m, const char *model_ref, const vf_estimate_opts *o,
+                       const vf_estimate *e, uint64_t gpu_bytes, uint32_t gpus, char *buf, size_t cap, vf_error *err)
+{
+    return vf_plan_emit_nodes(engine, m, model_ref, o, e, gpu_bytes, gpus, 8, buf, cap, err);
 }

@@ -483,6 +483,61 @@ static void test_fit_error_propagates(void **state)
 }
 
 /* ---- speed bounds ---- */
+/* Past one GPU group: the pipeline bubble (p - 1) / (m + p - 1), a sequence's
+ * prefill on one stage group, the batch on every stage, and the bytes that
+ * cross nodes at the stated 50 GB/s per GPU. Figures by hand from the stub's
+ * 10 B bf16 parameters. */
+static void test_speed_pipeline_nodes(void **state)
+{
+    (void)state;
+    vf_model *m = stub_model(64, 8192);
+    m->hp.hidden_size = 4096;
+    vf_tensor t = {.name = "w", .dtype = VF_DTYPE_BF16, .n_dims = 1, .shape = {10000000000ull},
+                   .n_elements = 10000000000ull, .n_bytes = 20000000000ull, .n_params = 10000000000ull,
+                   .file = VF_NO_FILE, .layer = 0};
+    assert_non_null(vf__model_add_tensor(m, &t));
+    vf_gpu g = {.name = "test", .bandwidth_gbs = 1000, .tflops_bf16 = 500, .tflops_fp16 = 500, .max_per_node = 8};
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.infer.context = 4096;
+    o.infer.batch = 8;
+    o.tp = 8;
+    o.pp = 2;
+    vf_estimate e;
+    assert_int_equal(stub_estimate(m, &o, &e, NULL), VF_OK);
+    vf_speed s;
+    vf_speed_bounds(m, &o, &e, &g, 16, &s);
+    assert_int_equal(s.pp, 2);
+    assert_int_equal(s.nodes, 2);
+    /* one sequence's prompt on one stage group of 8: 2 x 10e9 x 4096 / (8 x 500e12) */
+    double pre = 2 * 10e9 * 4096 / (8 * 500e12);
+    assert_true(fabs(s.prefill_seconds - pre) < 1e-9 * pre);
+    /* its hidden states (4096 tokens x 4096 x 2 B) cross one node boundary at 50 GB/s */
+    double x = 4096.0 * 4096 * 2 / 50e9;
+    assert_true(fabs(s.internode_seconds - x) < 1e-9 * x);
+    assert_true(fabs(s.internode_gbs - 50) < 1e-12);
+    /* the batch: both stages busy, 8 x 8 x 1e12 x 2 / (20e9 + 8 x KV) */
+    double batch = 8 * 8e12 * 2 / (20e9 + 8 * 131072.0 * 4096);
+    assert_true(fabs(s.decode_tps_batch - batch) < 1e-6 * batch);
+    /* training: 4 stages, 8 micro-batches: 3 / 11 idle; tp 1 x pp 4 over 32 GPUs on 4 nodes, ZeRO-3 */
+    o.mode = VF_MODE_TRAINING;
+    o.tp = 1;
+    o.pp = 4;
+    o.train.seq_len = 2048;
+    o.train.micro_batch = 1;
+    o.train.grad_accum = 8;
+    o.train.zero = 3;
+    assert_int_equal(stub_estimate(m, &o, &e, NULL), VF_OK);
+    vf_speed_bounds(m, &o, &e, &g, 32, &s);
+    assert_true(fabs(s.pp_bubble - 3.0 / 11.0) < 1e-12);
+    double step = 6 * 10e9 / 4 * 2048 * 8 / 500e12 / (1 - 3.0 / 11.0);
+    assert_true(fabs(s.train_step_seconds - step) < 1e-9 * step);
+    /* ZeRO-3 collectives per GPU: 3 x 2 B x 10e9 / 4 stages x 31/32, over 50 GB/s */
+    double coll = 3 * 2 * 10e9 / 4 * 31.0 / 32 / 50e9;
+    assert_true(fabs(s.internode_seconds - coll) < 1e-9 * coll);
+    vf_model_free(m);
+}
+
 static void test_speed_bounds(void **state)
 {
     (void)state;
@@ -577,6 +632,18 @@ static void test_plan_llamacpp(void **state)
     vf_model_free(m);
 }
 
+/* The ds_config.json a DeepSpeed plan writes: the lines after its "#
+ * ds_config.json" heading up to the next comment line. */
+static json_t *ds_config_of(const char *plan, json_error_t *je)
+{
+    const char *h = strstr(plan, "# ds_config.json\n");
+    if (!h)
+        return NULL;
+    h += strlen("# ds_config.json\n");
+    const char *end = strstr(h, "\n#");
+    return json_loadb(h, end ? (size_t)(end - h) + 1 : strlen(h), JSON_REJECT_DUPLICATES, je);
+}
+
 static void test_plan_deepspeed(void **state)
 {
     (void)state;
@@ -591,10 +658,10 @@ static void test_plan_deepspeed(void **state)
     o.train.recompute = VF_RECOMPUTE_FULL;
     vf_estimate e;
     assert_int_equal(stub_estimate(m, &o, &e, NULL), VF_OK);
-    char buf[2048];
+    char buf[4096];
     assert_int_equal(vf_plan_emit(VF_ENGINE_DEEPSPEED, m, "x", &o, &e, 80 * GIB, 4, buf, sizeof buf, NULL), VF_OK);
     json_error_t je;
-    json_t *j = json_loads(buf, 0, &je);
+    json_t *j = ds_config_of(buf, &je);
     assert_non_null(j);
     assert_int_equal(json_integer_value(json_object_get(j, "train_micro_batch_size_per_gpu")), 2);
     assert_int_equal(json_integer_value(json_object_get(j, "gradient_accumulation_steps")), 8);
@@ -604,7 +671,13 @@ static void test_plan_deepspeed(void **state)
     assert_int_equal(json_integer_value(json_object_get(z, "stage")), 3);
     assert_string_equal(json_string_value(json_object_get(json_object_get(z, "offload_param"), "device")), "cpu");
     assert_string_equal(json_string_value(json_object_get(json_object_get(z, "offload_optimizer"), "device")), "cpu");
-    assert_non_null(json_object_get(j, "activation_checkpointing"));
+    /* recomputation is the model's gradient checkpointing, switched on by the
+     * Trainer; DeepSpeed's activation_checkpointing block would not reach a
+     * Hugging Face model */
+    assert_null(json_object_get(j, "activation_checkpointing"));
+    assert_non_null(strstr(buf, "\nTrainingArguments(per_device_train_batch_size=2, gradient_accumulation_steps=8, "
+                                "bf16=True, gradient_checkpointing=True, deepspeed=\"ds_config.json\")\n"));
+    assert_non_null(strstr(buf, "\ndeepspeed --num_gpus 4 train.py --deepspeed ds_config.json\n"));
     json_decref(j);
     vf_engine en;
     assert_int_equal(vf_engine_parse("llama.cpp", &en), VF_OK);
@@ -785,11 +858,11 @@ static void test_plan_deepspeed_documented(void **state)
                 o.train.offload_nvme = off == 3 && z == 3;
                 vf_estimate e;
                 memset(&e, 0, sizeof e);
-                char buf[2048];
+                char buf[4096];
                 assert_int_equal(vf_plan_emit(VF_ENGINE_DEEPSPEED, m, "x", &o, &e, 80 * GIB, 8, buf, sizeof buf, NULL),
                                  VF_OK);
                 json_error_t je;
-                json_t *j = json_loads(buf, JSON_REJECT_DUPLICATES, &je);
+                json_t *j = ds_config_of(buf, &je);
                 if (!j)
                     fail_msg("not JSON: %s", je.text);
                 check_ds_paths(j, "", keys, n);
@@ -1027,6 +1100,7 @@ int main(void)
         cmocka_unit_test(test_fit_error_propagates),
         cmocka_unit_test(test_fit_needed_device_dependent),
         cmocka_unit_test(test_speed_bounds),
+        cmocka_unit_test(test_speed_pipeline_nodes),
         cmocka_unit_test(test_plan_vllm),
         cmocka_unit_test(test_plan_llamacpp),
         cmocka_unit_test(test_plan_deepspeed),
