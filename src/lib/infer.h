@@ -163,6 +163,15 @@ VF_HIDDEN void vf__device_set(vf_estimate *e, uint64_t allocated, uint64_t reser
  * layers [*start, *end) of stage rank of pp. */
 VF_HIDDEN void vf__pp_indices(uint32_t layers, uint32_t rank, uint32_t pp, uint32_t *start, uint32_t *end);
 
+/* vLLM's CUDA graphs: capture sizes, graphs and their pool (infer_vllm.c). */
+typedef struct vf__vllm_graphs {
+    uint32_t sizes, graphs;
+    uint64_t largest, pool, bytes;
+    bool full;
+} vf__vllm_graphs;
+VF_HIDDEN void vf__vllm_graph_bytes(const vf_hparams *hp, uint64_t mns, uint64_t mnbt, uint32_t tp, uint64_t a,
+                                    bool full, vf__vllm_graphs *g);
+
 /* ---- runtime profiles ---- */
 VF_HIDDEN vf_status vf__infer_generic(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
 VF_HIDDEN vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e,

@@ -36,6 +36,41 @@ static bool v1(const char *ver, int *major, int *minor)
     return ma > 0 || mi >= 8;
 }
 
+/*
+ * CUDA graphs (captured after the KV pool is sized, gpu_model_runner.py
+ * capture_model; their memory sits outside gpu_memory_utilization's budget):
+ *  - sizes (config/vllm.py _set_cudagraph_sizes): [1, 2, 4] + range(8, 256,
+ *    8) + range(256, max + 1, 16), max = min(2 x max_num_seqs, 512), none
+ *    above max_num_batched_tokens;
+ *  - graphs: PIECEWISE, one per piece between attention ops (layers + 1) per
+ *    size; from 0.11 FULL_AND_PIECEWISE adds one full decode graph per size;
+ *  - memory: one global pool shared by every graph, captured largest first
+ *    so the smaller ones reuse it (get_global_graph_pool): the largest
+ *    size's forward temporaries, as the profile prices them; plus what each
+ *    captured graph holds in the driver, 240 KiB: A1's measured 0.45 GiB
+ *    (vLLM 0.11, Llama-3.1-8B, H100, 1024 sequences: 51 sizes x 33 pieces +
+ *    51 full graphs) less its 54 MiB pool, per graph — the one calibration,
+ *    stated as such.
+ */
+void vf__vllm_graph_bytes(const vf_hparams *hp, uint64_t mns, uint64_t mnbt, uint32_t tp, uint64_t a, bool full,
+                          vf__vllm_graphs *g)
+{
+    uint64_t max = 2 * mns < 512 ? 2 * mns : 512;
+    if (max > mnbt)
+        max = mnbt;
+    memset(g, 0, sizeof *g);
+    for (uint64_t s = 1; s <= max; s = s < 4 ? s * 2 : s < 256 ? (s == 4 ? 8 : s + 8) : s + 16) {
+        g->sizes++;
+        g->largest = s;
+    }
+    uint32_t pieces = hp->n_layers + 1;
+    g->graphs = g->sizes * pieces + (full ? g->sizes : 0);
+    g->full = full;
+    uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp) / (tp ? tp : 1);
+    g->pool = vf__smul(vf__smul(g->largest, a), 3 * h + 3 * ff);
+    g->bytes = vf__sadd(g->pool, vf__smul(g->graphs, 240u << 10));
+}
+
 /* Transient memory of torch.sort over S rows of V float32 logits, on top of
  * the sorted values and int64 indices it returns (CUDA stable sort,
  * aten/src/ATen/native/cuda/SortStable.cu launch_stable_sort_kernel): rows of
@@ -95,6 +130,7 @@ typedef struct vcfg {
     uint64_t bs;          /* tokens per KV block: 16, or what the hybrid layout raises it to */
     bool hybrid;
     vf__vllm_hybrid hy;   /* hybrids: one page size for every layer, a state page per recurrent group */
+    vf__vllm_graphs gr;   /* CUDA graphs: sizes, graphs, pool */
     vf_dtype kt, vt;
     vf_dtype act;
 } vcfg;
@@ -166,11 +202,12 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
     bool ctx_in_non_torch = major == 0 && minor == 6;
     if (ctx_in_non_torch)
         c->non_torch = (uint64_t)((multi ? 3.58 : 1.79) * (double)GIB);
-    /* CUDA graphs: captured after the pool is sized (compile_or_warm_up_model),
-     * for batch sizes 1, 2, 4, 8..256 step 8, then step 16 up to
-     * min(2 x max_num_seqs, 512); their pool sits outside the KV budget.
-     * 0.45 GiB measured for Llama-3.1-8B on H100 with vLLM 0.11 (A1). */
-    c->graphs = io->enforce_eager || !c->is_v1 ? 0 : (uint64_t)(0.45 * (double)GIB);
+    /* CUDA graphs (vf__vllm_graph_bytes), V1 without --enforce-eager; every
+     * rank priced with all the layers' pieces (erring high under PP) */
+    if (!io->enforce_eager && c->is_v1)
+        vf__vllm_graph_bytes(hp, c->mns, c->mnbt, c->tp, c->a, !io->vllm_version[0] || major > 0 || minor >= 11,
+                             &c->gr);
+    c->graphs = c->gr.bytes;
     c->ctx = ctx_in_non_torch ? 0 : vf__torch_context_bytes(o, false, c->ctx_why, sizeof c->ctx_why);
     if (ctx_in_non_torch)
         snprintf(c->ctx_why, sizeof c->ctx_why, "CUDA context inside vLLM 0.6's non-torch memory");
@@ -359,6 +396,11 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
                "CUDA graphs %.2f GiB (captured after the pool is sized) + CUDA context, outside the pool",
                (double)c->non_torch / GIB, (double)c->graphs / GIB);
     vf__assume(e, "%s", c->ctx_why);
+    if (c->gr.sizes)
+        vf__assume(e, "CUDA graphs = %u capture sizes up to %llu tokens, %u graphs (%s), one shared pool of the "
+                      "largest size's forward %.0f MiB + %u x 240 KiB", c->gr.sizes, (unsigned long long)c->gr.largest,
+                   c->gr.graphs, c->gr.full ? "piecewise per layer + full" : "piecewise per layer",
+                   (double)c->gr.pool / (1 << 20), c->gr.graphs);
     vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu = %llu B",
                 (double)o->gpu_bytes / GIB, c->util, (unsigned long long)s->weights, (unsigned long long)s->act,
                 (unsigned long long)c->non_torch, (unsigned long long)s->pool);

@@ -200,6 +200,51 @@ static void vllm_pipeline_ranks(void **state)
     vf_model_free(m);
 }
 
+/* vLLM's CUDA graphs (vf__vllm_graph_bytes), from config/vllm.py
+ * _set_cudagraph_sizes and gpu_model_runner.py capture_model: sizes [1, 2, 4]
+ * + range(8, 256, 8) + range(256, max + 1, 16), max = min(2 x max_num_seqs,
+ * 512, max_num_batched_tokens); a piecewise graph per piece (layers + 1) and
+ * size, from 0.11 a full one per size too; one shared pool of the largest
+ * size's forward (T x (3h + 3ff) x 2 here) + 240 KiB per graph. */
+static void vllm_graphs(void **state)
+{
+    (void)state;
+    vf_model *m = itl_llama3_8b(131072);
+    vf__vllm_graphs g;
+    /* 1024 sequences: max 512: 3 + 31 + 17 = 51 sizes */
+    vf__vllm_graph_bytes(&m->hp, 1024, 8192, 1, 2, true, &g);
+    assert_int_equal(g.sizes, 51);
+    assert_int_equal(g.largest, 512);
+    assert_int_equal(g.graphs, 51 * 33 + 51);
+    assert_int_equal(g.pool, 512ull * (3 * 4096 + 3 * 14336) * 2);
+    assert_int_equal(g.bytes, g.pool + g.graphs * (240ull << 10));
+    /* the calibration: A1's 0.45 GiB at these settings */
+    assert_true(fabs(itl_rel((double)g.bytes / GIB, 0.45)) < 0.01);
+    /* 4 sequences: 1, 2, 4, 8; piecewise only before 0.11 */
+    vf__vllm_graph_bytes(&m->hp, 4, 8192, 1, 2, false, &g);
+    assert_int_equal(g.sizes, 4);
+    assert_int_equal(g.largest, 8);
+    assert_int_equal(g.graphs, 4 * 33);
+    /* 100 sequences: max 200: 1, 2, 4, 8..200 = 3 + 25 */
+    vf__vllm_graph_bytes(&m->hp, 100, 8192, 1, 2, true, &g);
+    assert_int_equal(g.sizes, 28);
+    assert_int_equal(g.largest, 200);
+    /* 64 batched tokens cap the sizes: 1, 2, 4, 8..64 */
+    vf__vllm_graph_bytes(&m->hp, 1024, 64, 1, 2, true, &g);
+    assert_int_equal(g.sizes, 11);
+    assert_int_equal(g.largest, 64);
+    /* --enforce-eager: no graphs in the overhead */
+    vf_estimate_opts o;
+    vllm_opts(&o, 79.18, "H100", "0.11.0", 16000, 0);
+    vf_estimate with = itl_run(m, &o);
+    o.infer.enforce_eager = true;
+    vf_estimate without = itl_run(m, &o);
+    vf__vllm_graph_bytes(&m->hp, 1024, 8192, 1, 2, true, &g);
+    assert_int_equal(with.overhead - without.overhead, g.bytes);
+    assert_int_equal(with.outside_bytes - without.outside_bytes, g.bytes);
+    vf_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +252,7 @@ int main(void)
         cmocka_unit_test(vllm_profile_terms),
         cmocka_unit_test(vllm_pp_indices),
         cmocka_unit_test(vllm_pipeline_ranks),
+        cmocka_unit_test(vllm_graphs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
