@@ -359,6 +359,9 @@ typedef struct vf_hparams {
      * KV cache (state-space mixers, linear attention, short convolutions); when
      * NULL, every layer without a KV cache is recurrent if recurrent_state_bytes > 0 */
     uint8_t *layer_recurrent;
+    /* elements of one recurrent layer's state per sequence (conv + SSM), whatever
+     * their dtype: llama.cpp keeps them in f32 (its r and s caches) */
+    uint64_t recurrent_state_elems;
 } vf_hparams;
 
 typedef struct vf_model vf_model;

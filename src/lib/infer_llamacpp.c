@@ -163,8 +163,9 @@ static void lc_place_kv(const vf_hparams *hp, const vf_infer_opts *io, lc_run *r
         uint64_t cells = (vf__layer_is_swa(hp, il) ? r->swa_cells : r->n_ctx_seq) * r->n_stream;
         uint64_t b = vf__sadd(vf__smul(cells, vf__dt_bytes(r->kt, k)), vf__smul(cells, vf__dt_bytes(r->vt, v)));
         /* recurrent layers (llama-memory-recurrent.cpp): one r and s state per sequence */
-        if (vf__layer_recurrent(hp, il))
-            b = vf__sadd(b, vf__smul(hp->recurrent_state_bytes, r->n_seq));
+        if (vf__layer_recurrent(hp, il)) /* f32 r and s, whatever the model's dtype */
+            b = vf__sadd(b, vf__smul(hp->recurrent_state_elems ? 4 * hp->recurrent_state_elems
+                                                                : hp->recurrent_state_bytes, r->n_seq));
         lc_put(r->dev_kv, &r->host_kv, layer_device(il, r->nl, r->ngl, r->n_dev, r->cum), b);
         r->kv_total = vf__sadd(r->kv_total, b);
     }

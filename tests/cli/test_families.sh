@@ -101,3 +101,17 @@ for pair in llava-hf__llava-1.5-7b-hf:576 Qwen__Qwen3-VL-2B-Instruct:16384 light
     check_json "image tokens: $f $n" 0 "[.assumptions[] | tostring | select(test(\"1 per request, $n context tokens\"))] | length == 1" \
         "$VF" estimate --json "$M/$f.json" --max-images 1
 done
+
+# jamba from a config.json with the dimensions of llama.cpp's jamba GGUF above (4 layers,
+# attention at layer 2, dense MLPs, tied): the same element count as that converted file,
+# and llama.cpp's own KV + r/s bytes (its states in f32 whatever the model dtype)
+jq -n '{model_type: "jamba", hidden_size: 256, num_hidden_layers: 4, num_attention_heads: 8,
+    num_key_value_heads: 2, intermediate_size: 512, vocab_size: 32000, num_experts: 1, num_experts_per_tok: 1,
+    attn_layer_period: 4, attn_layer_offset: 2, mamba_d_state: 16, mamba_d_conv: 4, mamba_expand: 2,
+    mamba_dt_rank: 16, tie_word_embeddings: true, torch_dtype: "bfloat16"}' >"$TMP/jamba.json"
+gp=$("$VF" inspect --json "$TMP/jamba.gguf" | jq .params)
+check_json "jamba config = the GGUF's $gp elements" 0 ".params == $gp and .approximate == false" \
+    "$VF" inspect --json "$TMP/jamba.json"
+want=$(jq '.runs[] | select(.model_file == "jamba-F16.gguf") | .exact_bytes.CPU.context' "$H/results.json")
+check_json "jamba config on llama.cpp: $want B of KV + state" 0 ".components.kv_cache == $want" \
+    "$VF" estimate --json "$TMP/jamba.json" --runtime llamacpp --context 4096

@@ -47,6 +47,12 @@ static int layer_kind(const json_t *t, const char *type, uint32_t i, uint32_t L)
     }
     if (is(type, "bamba"))
         return in_list(json_object_get(t, "attn_layer_indices"), i) ? K_ATTN : K_REC;
+    if (is(type, "jamba")) { /* JambaConfig.layers_block_type */
+        uint64_t per = 8, off = 4;
+        vf__cfg_u64(t, &per, "attn_layer_period", NULL);
+        vf__cfg_u64(t, &off, "attn_layer_offset", NULL);
+        return per && i % per == off ? K_ATTN : K_REC;
+    }
     if (is(type, "mamba_ssm"))
         return in_list(json_object_get(t, "attn_layer_idx"), i) ? K_ATTN : K_REC;
     if (is(type, "lfm2") || is(type, "lfm2_moe"))
@@ -73,8 +79,12 @@ static void state_elems(const json_t *t, const char *type, uint64_t h, uint64_t 
     const uint64_t D = (uint64_t)1 << 20, S = 65536;
     const json_t *sc = json_object_get(t, "ssm_cfg");
     *conv = *ssm = 0;
-    if (is(type, "mamba") || is(type, "falcon_mamba") ||
-        (is(type, "mamba_ssm") && !is(vf__cfg_str(sc, "layer"), "Mamba2"))) {
+    if (is(type, "jamba")) { /* Mamba-1 layers under mamba_* keys */
+        uint64_t I = key(t, "mamba_expand", 2, 64) * h, K = key(t, "mamba_d_conv", 4, 1024);
+        *conv = (K ? K - 1 : 0) * I;
+        *ssm = I * key(t, "mamba_d_state", 16, S);
+    } else if (is(type, "mamba") || is(type, "falcon_mamba") ||
+               (is(type, "mamba_ssm") && !is(vf__cfg_str(sc, "layer"), "Mamba2"))) {
         /* conv (K-1) x d_inner, ssm d_inner x d_state */
         uint64_t I = key(t, "intermediate_size", key(t, "expand", 2, 64) * h, D), K = key(t, "conv_kernel", 4, 1024);
         if (is(type, "mamba_ssm"))
@@ -120,7 +130,7 @@ static uint64_t ssm_bytes(const json_t *t, const json_t *root, uint64_t model_by
 bool vf__is_hybrid(const char *type)
 {
     static const char *const types[] = {"mamba", "falcon_mamba", "mamba2", "mamba_ssm", "bamba", "nemotron_h",
-                                        "granitemoehybrid", "lfm2", "lfm2_moe", "qwen3_next", "qwen3_5_text",
+                                        "granitemoehybrid", "jamba", "lfm2", "lfm2_moe", "qwen3_next", "qwen3_5_text",
                                         "qwen3_5_moe_text"};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (is(types[i], type))
@@ -161,6 +171,7 @@ vf_status vf__hybrid_hparams(vf_hparams *hp, const json_t *root, const json_t *t
     uint64_t conv, ssm, mb = hp->torch_dtype == VF_DTYPE_F32 ? 4 : 2;
     state_elems(t, type, hp->hidden_size, &conv, &ssm);
     hp->recurrent_state_bytes = conv * mb + ssm * ssm_bytes(t, root, mb);
+    hp->recurrent_state_elems = conv + ssm;
     /* multi-token prediction blocks the checkpoints store (docs/architectures.md) */
     uint64_t mtp = 0;
     if (vf__cfg_u64(t, &mtp, "mtp_num_hidden_layers", "num_nextn_predict_layers", NULL) <= 0 && is(type, "qwen3_next"))

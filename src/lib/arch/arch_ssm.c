@@ -287,8 +287,55 @@ static void granitemoehybrid(vf__ab *b)
     head(b, "lm_head");
 }
 
+/* JambaForCausalLM: Mamba-1 layers (with dt/B/C RMSNorms) beside attention
+ * every attn_layer_period (at attn_layer_offset), routed experts every
+ * expert_layer_period (at expert_layer_offset) when num_experts > 1. */
+static void jamba(vf__ab *b)
+{
+    const vf_hparams *hp = &b->m->hp;
+    const json_t *c = b->cfg;
+    uint64_t h = hp->hidden_size, I = vf__ab_cfg(b, c, "mamba_expand", 2, 64) * h;
+    uint64_t N = vf__ab_cfg(b, c, "mamba_d_state", 16, 65536), K = vf__ab_cfg(b, c, "mamba_d_conv", 4, 1024);
+    uint64_t R = (h + 15) / 16; /* mamba_dt_rank "auto" */
+    if (json_is_integer(json_object_get(c, "mamba_dt_rank")))
+        R = vf__ab_cfg(b, c, "mamba_dt_rank", R, CAP_DIM);
+    bool pb = vf__cfg_bool(c, "mamba_proj_bias", false), cb = vf__cfg_bool(c, "mamba_conv_bias", true);
+    uint64_t ep = vf__ab_cfg(b, c, "expert_layer_period", 2, 4096), eo = vf__ab_cfg(b, c, "expert_layer_offset", 1, 4096);
+    vf__attn a = attn_of(hp);
+    vf__ab_param(b, hp->vocab_size, h, "model.embed_tokens.weight");
+    for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
+        char p[96];
+        snprintf(p, sizeof p, "model.layers.%u.", i);
+        vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
+        vf__ab_param(b, h, 0, "%spre_ff_layernorm.weight", p);
+        if (hp->layer_recurrent && hp->layer_recurrent[i]) {
+            snprintf(p, sizeof p, "model.layers.%u.mamba.", i);
+            mamba1_mixer(b, p, h, I, N, K, R, pb, cb);
+            vf__ab_param(b, R, 0, "%sdt_layernorm.weight", p);
+            vf__ab_param(b, N, 0, "%sb_layernorm.weight", p);
+            vf__ab_param(b, N, 0, "%sc_layernorm.weight", p);
+        } else {
+            snprintf(p, sizeof p, "model.layers.%u.self_attn.", i);
+            vf__ab_attn(b, p, &a);
+        }
+        snprintf(p, sizeof p, "model.layers.%u.feed_forward.", i);
+        if (hp->n_experts > 1 && ep && i % ep == eo) {
+            vf__ab_linear(b, 0, hp->n_experts, h, "%srouter", p);
+            vf__ab_experts(b, p, hp->n_experts, h, hp->intermediate_size, "gate_proj", "up_proj", "down_proj");
+        } else {
+            vf__ab_mlp(b, p, h, hp->intermediate_size, 0, "gate_proj", "up_proj", "down_proj");
+        }
+    }
+    vf__ab_param(b, h, 0, "model.final_layernorm.weight");
+    head(b, "lm_head");
+}
+
 void vf__arch_ssm(vf__ab *b, const char *type)
 {
+    if (is(type, "jamba")) {
+        jamba(b);
+        return;
+    }
     if (is(type, "mamba") || is(type, "falcon_mamba"))
         mamba(b);
     else if (is(type, "mamba2"))

@@ -52,6 +52,7 @@ static const vf__family families[] = {
     {"mamba2", vf__arch_hybrid, VF_TR_NO_ATTN, NULL, NULL, NULL},
     {"mamba_ssm", vf__arch_hybrid, VF_TR_NO_ATTN, NULL, NULL, NULL}, /* state-spaces' own config format (no model_type) */
     {"bamba", vf__arch_hybrid, UN, NULL, NULL, NULL},
+    {"jamba", vf__arch_hybrid, UN, NULL, NULL, NULL},
     {"nemotron_h", vf__arch_hybrid, UN, NULL, NULL, NULL},
     {"granitemoehybrid", vf__arch_hybrid, 0, NULL, NULL, NULL},
     {"lfm2", vf__arch_hybrid, 0, NULL, NULL, NULL},

@@ -303,6 +303,7 @@ void vf__gguf_hparams(vf_model *m)
             hp->layer_no_kv[i] = recurrent || (hp->layer_n_kv_heads && hp->layer_n_kv_heads[i] == 0) ||
                                  (shared_kv > 0 && i >= (c.n_layers > shared_kv ? c.n_layers - shared_kv : 0));
     hp->recurrent_state_bytes = recurrent_state_bytes(&c, hp->hidden_size);
+    hp->recurrent_state_elems = hp->recurrent_state_bytes / 4;
     /* Qwen3-Next / Qwen3.5 (qwen3next, qwen35, qwen35moe): full attention every
      * full_attention_interval layers, gated DeltaNet (recurrent) between
      * (llama-model.cpp: recurrent_layer_arr[i] = (i + 1) % interval != 0) */
