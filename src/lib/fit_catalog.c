@@ -17,7 +17,38 @@ bool vf_runtime_runs_on(vf_runtime r, const vf_gpu *g)
 /* One GPU's row: the fewest-device layout, then what its busiest rank needs
  * (the smallest device it fits on, for engines that size a cache from the
  * device). */
-static void catalog_row(vf__fit_ctx *c, const vf_fit_opts *opts, const vf_gpu *g, vf_fit_row *r)
+/* Needs found by bisection, per layout: they depend on the knobs and the
+ * layout only, not on the row's device, so rows with the same layout share
+ * one bisection (~45 estimate runs each). */
+#define NEED_MEMO 32
+typedef struct need_memo {
+    size_t n;
+    struct {
+        uint32_t gpus, tp, pp;
+        int zero;
+        uint64_t need;
+    } e[NEED_MEMO];
+} need_memo;
+
+static uint64_t layout_need(vf__fit_ctx *c, const vf_estimate_opts *o, const vf__gpu_plan *p, uint64_t gpu_bytes,
+                            need_memo *mm)
+{
+    for (size_t i = 0; i < mm->n; i++)
+        if (mm->e[i].gpus == p->gpus && mm->e[i].tp == p->tp && mm->e[i].pp == p->pp && mm->e[i].zero == p->zero)
+            return mm->e[i].need;
+    bool bisected = false;
+    uint64_t need = vf__fit_needed_ex(c, o, gpu_bytes, &bisected);
+    if (bisected && mm->n < NEED_MEMO) {
+        mm->e[mm->n].gpus = p->gpus;
+        mm->e[mm->n].tp = p->tp;
+        mm->e[mm->n].pp = p->pp;
+        mm->e[mm->n].zero = p->zero;
+        mm->e[mm->n++].need = need;
+    }
+    return need;
+}
+
+static void catalog_row(vf__fit_ctx *c, const vf_fit_opts *opts, const vf_gpu *g, vf_fit_row *r, need_memo *mm)
 {
     memset(r, 0, sizeof *r);
     r->gpu = g;
@@ -30,7 +61,7 @@ static void catalog_row(vf__fit_ctx *c, const vf_fit_opts *opts, const vf_gpu *g
     uint64_t need = 0;
     if (vf__fit_try(c, &o, g->memory_bytes, &need, NULL) != 1)
         return; /* the search's own probe fitted; a stub estimate may disagree */
-    uint64_t least = vf__fit_needed(c, &o, g->memory_bytes);
+    uint64_t least = layout_need(c, &o, &p, g->memory_bytes, mm);
     if (least)
         need = least;
     r->fits = true;
@@ -85,10 +116,11 @@ vf_status vf_fit_catalog(const vf_model *m, const vf_fit_opts *opts, vf_fit_row 
     probe.gpu_bytes = (uint64_t)80 << 30;
     vf_status st = c.fn(m, &probe, scratch, err);
     size_t k = 0;
+    need_memo mm = {0};
     for (size_t i = 0; st == VF_OK && i < vf_gpu_count() && k < cap; i++) {
         const vf_gpu *g = vf_gpu_get(i);
         if (vf_runtime_runs_on(opts->est.runtime, g))
-            catalog_row(&c, opts, g, &rows[k++]);
+            catalog_row(&c, opts, g, &rows[k++], &mm);
     }
     free(scratch);
     if (st != VF_OK)

@@ -25,6 +25,9 @@ typedef struct vf__gpu_plan {
 VF_HIDDEN int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, uint64_t *needed,
                           vf_error *err);
 VF_HIDDEN uint64_t vf__fit_needed(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes);
+/* The same; *bisected when the answer came from the bisection, which does
+ * not depend on gpu_bytes (only the knobs and the layout decide it). */
+VF_HIDDEN uint64_t vf__fit_needed_ex(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *bisected);
 VF_HIDDEN void vf__set_context(vf_estimate_opts *o, uint64_t ctx);
 VF_HIDDEN void vf__set_batch(vf_estimate_opts *o, uint64_t b);
 VF_HIDDEN bool vf__fit_min_gpus(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu_bytes, uint32_t per_node,

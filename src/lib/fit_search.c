@@ -44,10 +44,17 @@ int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, u
  */
 uint64_t vf__fit_needed(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes)
 {
+    return vf__fit_needed_ex(c, o, gpu_bytes, NULL);
+}
+
+uint64_t vf__fit_needed_ex(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *bisected)
+{
     uint64_t a = 0, b = 0;
     uint64_t probe = gpu_bytes ? gpu_bytes : (uint64_t)80 << 30;
     int ra = vf__fit_try(c, o, probe, &a, NULL);
     int rb = vf__fit_try(c, o, probe * 2, &b, NULL);
+    if (bisected)
+        *bisected = !(ra >= 0 && rb >= 0 && a == b);
     if (ra >= 0 && rb >= 0 && a == b)
         return a;
     uint64_t lo = (uint64_t)1 << 20, hi = (uint64_t)1 << 44;
