@@ -137,6 +137,87 @@ static int parse_split(const char *arg, vf_infer_opts *io)
     return 1;
 }
 
+/* llama.cpp's knobs (-ub, -b, -np, -fa, -ngl, --tensor-split, ...). */
+static int parse_llamacpp_opt(int c, const char *arg, vf_estimate_opts *o)
+{
+    vf_infer_opts *io = &o->infer;
+    uint64_t v;
+    switch (c) {
+    case VF_OPT_UBATCH:
+        return count("ubatch", arg, &io->ubatch, false);
+    case VF_OPT_LC_BATCH:
+        return count("lc-batch", arg, &io->lc_batch, false);
+    case VF_OPT_PARALLEL:
+        if (count("parallel", arg, &v, false) < 0)
+            return -1;
+        if (v > 65536)
+            return vf_cli_opt_bad("parallel", arg, "at most 65536");
+        io->parallel = (uint32_t)v;
+        return 1;
+    case VF_OPT_FLASH_ATTN:
+        if (strcasecmp(arg, "on") == 0 || strcmp(arg, "1") == 0)
+            io->flash_attn = 1;
+        else if (strcasecmp(arg, "off") == 0 || strcmp(arg, "0") == 0)
+            io->flash_attn = 0;
+        else if (strcasecmp(arg, "auto") == 0)
+            io->flash_attn = -1;
+        else
+            return vf_cli_opt_bad("flash-attn", arg, "expected on, off or auto");
+        return 1;
+    case VF_OPT_SWA_FULL:
+        io->swa_full = true;
+        return 1;
+    case VF_OPT_KV_UNIFIED:
+        io->kv_unified = true;
+        return 1;
+    case VF_OPT_NGL:
+        if (strcasecmp(arg, "all") == 0 || strcasecmp(arg, "auto") == 0) {
+            io->n_gpu_layers = -1;
+            return 1;
+        }
+        if (count("n-gpu-layers", arg, &v, true) < 0)
+            return -1;
+        io->n_gpu_layers = v > 100000 ? 100000 : (int32_t)v;
+        return 1;
+    case VF_OPT_TENSOR_SPLIT:
+        return parse_split(arg, io);
+    default:
+        return vf_cli_parse_serving_opt(c, arg, o);
+    }
+}
+
+/* vLLM's knobs (--gpu-memory-utilization, --max-model-len, ...). */
+static int parse_vllm_opt(int c, const char *arg, vf_estimate_opts *o)
+{
+    vf_infer_opts *io = &o->infer;
+    switch (c) {
+    case VF_OPT_GPU_UTIL: {
+        char *end;
+        errno = 0;
+        double d = strtod(arg, &end);
+        if (end == arg || *end || errno || !(d > 0 && d <= 1))
+            return vf_cli_opt_bad("gpu-util", arg, "expected a fraction in (0, 1]");
+        io->gpu_util = d;
+        return 1;
+    }
+    case VF_OPT_MAX_MODEL_LEN:
+        return count("max-model-len", arg, &io->max_model_len, false);
+    case VF_OPT_MAX_NUM_SEQS:
+        return count("max-num-seqs", arg, &io->max_num_seqs, false);
+    case VF_OPT_MAX_BATCHED:
+        return count("max-num-batched-tokens", arg, &io->max_num_batched_tokens, false);
+    case VF_OPT_VLLM_VERSION:
+        if (!((arg[0] >= '0' && arg[0] <= '9')))
+            return vf_cli_opt_bad("vllm-version", arg, "expected a version such as 0.11.0");
+        return copy("vllm-version", arg, io->vllm_version, sizeof io->vllm_version);
+    case VF_OPT_ENFORCE_EAGER:
+        io->enforce_eager = true;
+        return 1;
+    default:
+        return parse_llamacpp_opt(c, arg, o);
+    }
+}
+
 int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
 {
     vf_infer_opts *io = &o->infer;
@@ -199,21 +280,6 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
             o->gpus = g.count;
         return 1;
     }
-    case VF_OPT_GPU_UTIL: {
-        char *end;
-        errno = 0;
-        double d = strtod(arg, &end);
-        if (end == arg || *end || errno || !(d > 0 && d <= 1))
-            return vf_cli_opt_bad("gpu-util", arg, "expected a fraction in (0, 1]");
-        io->gpu_util = d;
-        return 1;
-    }
-    case VF_OPT_MAX_MODEL_LEN:
-        return count("max-model-len", arg, &io->max_model_len, false);
-    case VF_OPT_MAX_NUM_SEQS:
-        return count("max-num-seqs", arg, &io->max_num_seqs, false);
-    case VF_OPT_MAX_BATCHED:
-        return count("max-num-batched-tokens", arg, &io->max_num_batched_tokens, false);
     case VF_OPT_TP:
     case VF_OPT_PP:
     case VF_OPT_GPUS: {
@@ -230,40 +296,6 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
             o->gpus = (uint32_t)v;
         return 1;
     }
-    case VF_OPT_VLLM_VERSION:
-        if (!((arg[0] >= '0' && arg[0] <= '9')))
-            return vf_cli_opt_bad("vllm-version", arg, "expected a version such as 0.11.0");
-        return copy("vllm-version", arg, io->vllm_version, sizeof io->vllm_version);
-    case VF_OPT_ENFORCE_EAGER:
-        io->enforce_eager = true;
-        return 1;
-    case VF_OPT_UBATCH:
-        return count("ubatch", arg, &io->ubatch, false);
-    case VF_OPT_LC_BATCH:
-        return count("lc-batch", arg, &io->lc_batch, false);
-    case VF_OPT_PARALLEL:
-        if (count("parallel", arg, &v, false) < 0)
-            return -1;
-        if (v > 65536)
-            return vf_cli_opt_bad("parallel", arg, "at most 65536");
-        io->parallel = (uint32_t)v;
-        return 1;
-    case VF_OPT_FLASH_ATTN:
-        if (strcasecmp(arg, "on") == 0 || strcmp(arg, "1") == 0)
-            io->flash_attn = 1;
-        else if (strcasecmp(arg, "off") == 0 || strcmp(arg, "0") == 0)
-            io->flash_attn = 0;
-        else if (strcasecmp(arg, "auto") == 0)
-            io->flash_attn = -1;
-        else
-            return vf_cli_opt_bad("flash-attn", arg, "expected on, off or auto");
-        return 1;
-    case VF_OPT_SWA_FULL:
-        io->swa_full = true;
-        return 1;
-    case VF_OPT_KV_UNIFIED:
-        io->kv_unified = true;
-        return 1;
     case VF_OPT_LOGITS:
         if (strcasecmp(arg, "all") == 0)
             io->logits_all = true;
@@ -272,17 +304,6 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         else
             return vf_cli_opt_bad("logits", arg, "expected all or last");
         return 1;
-    case VF_OPT_NGL:
-        if (strcasecmp(arg, "all") == 0 || strcasecmp(arg, "auto") == 0) {
-            io->n_gpu_layers = -1;
-            return 1;
-        }
-        if (count("n-gpu-layers", arg, &v, true) < 0)
-            return -1;
-        io->n_gpu_layers = v > 100000 ? 100000 : (int32_t)v;
-        return 1;
-    case VF_OPT_TENSOR_SPLIT:
-        return parse_split(arg, io);
     case VF_OPT_ALLOC_CONF: /* checked by the memory model, as PyTorch checks it */
         return copy("alloc-conf", arg, o->alloc_conf, sizeof o->alloc_conf);
     case VF_OPT_CUDA_CONTEXT:
@@ -292,7 +313,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
     case VF_OPT_CUDA_VERSION:
         return copy("cuda-version", arg, o->cuda_version, sizeof o->cuda_version);
     default:
-        return vf_cli_parse_serving_opt(c, arg, o);
+        return parse_vllm_opt(c, arg, o);
     }
 }
 
