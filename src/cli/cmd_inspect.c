@@ -33,6 +33,18 @@ static const char *dtype_label(vf_dtype dt)
     return d ? d->name : "unknown";
 }
 
+/* Parameters of the vision tower and projector (VF_TENSOR_VISION). */
+static uint64_t vision_params(const vf_model *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < vf_model_tensor_count(m); i++) {
+        const vf_tensor *x = vf_model_tensor(m, i);
+        if ((x->flags & VF_TENSOR_VISION) && !(x->flags & VF_TENSOR_NOT_PARAM))
+            n += x->n_params;
+    }
+    return n;
+}
+
 static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
 {
     const vf_hparams *hp = vf_model_hparams(m);
@@ -43,6 +55,7 @@ static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
     json_object_set_new(o, "params", vf_json_u64(t->params));
     json_object_set_new(o, "stored_elements", vf_json_u64(vf_model_stored_elements(m)));
     json_object_set_new(o, "approximate", json_boolean(vf_model_approximate(m) != NULL));
+    json_object_set_new(o, "vision_params", vf_json_u64(vision_params(m)));
     json_object_set_new(o, "bytes", vf_json_u64(t->bytes));
     json_t *dts = json_object();
     for (int i = 0; i <= VF_DTYPE_COUNT; i++) {
@@ -121,6 +134,8 @@ static void print_human(const vf_model *m, const vf_model_totals *t, bool tensor
                vf_fmt_short(t->active_params, b, sizeof b));
     if (t->mtp_params)
         printf("  of which MTP %s (multi-token-prediction layers)\n", vf_fmt_count(t->mtp_params, a, sizeof a));
+    if (vision_params(m))
+        printf("  of which vision %s (the vision tower and its projector)\n", vf_fmt_count(vision_params(m), a, sizeof a));
     uint64_t stored = vf_model_stored_elements(m);
     if (stored != t->params)
         printf("stored         %s elements as the checkpoint stores them (scales, packed words, buffers)\n",

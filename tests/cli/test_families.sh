@@ -115,3 +115,9 @@ check_json "jamba config = the GGUF's $gp elements" 0 ".params == $gp and .appro
 want=$(jq '.runs[] | select(.model_file == "jamba-F16.gguf") | .exact_bytes.CPU.context' "$H/results.json")
 check_json "jamba config on llama.cpp: $want B of KV + state" 0 ".components.kv_cache == $want" \
     "$VF" estimate --json "$TMP/jamba.json" --runtime llamacpp --context 4096
+
+# the vision tower counted apart: Qwen2.5-VL-7B's text model is Qwen2.5-7B's architecture
+# (same dims, untied), so params - vision_params is that model's count
+t=$("$VF" inspect --json Qwen/Qwen2.5-7B-Instruct | jq .params)
+check_json "vision_params: Qwen2.5-VL-7B minus its tower = Qwen2.5-7B" 0 ".params - .vision_params == $t and .vision_params > 0" \
+    "$VF" inspect --json "$M/Qwen__Qwen2.5-VL-7B-Instruct.json"
