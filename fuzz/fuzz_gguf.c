@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     vf_model *m = vf__model_new(VF_FORMAT_GGUF, path);
     vf_error err;
-    if (m && vf__gguf_read(m, path, &err) == VF_OK) {
+    if (m && vf__gguf_read(m, &vf__local_fs, path, &err) == VF_OK) {
         vf__model_classify(m);
         vf_model_totals t;
         vf_model_totals_get(m, &t);

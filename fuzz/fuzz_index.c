@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vf_model *m = vf__model_new(VF_FORMAT_SAFETENSORS, index_path);
     if (m) {
         vf_error err = {0};
-        fuzz_after_read(m, vf__safetensors_read_index(m, index_path, &err), &err);
+        fuzz_after_read(m, vf__safetensors_read_index(m, &vf__local_fs, index_path, &err), &err);
     }
     return 0;
 }

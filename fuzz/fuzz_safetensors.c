@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vf_model *m = vf__model_new(VF_FORMAT_SAFETENSORS, path);
     if (m) {
         vf_error err = {0};
-        fuzz_after_read(m, vf__safetensors_read(m, path, &err), &err);
+        fuzz_after_read(m, vf__safetensors_read(m, &vf__local_fs, path, &err), &err);
     }
     close(fd);
     return 0;

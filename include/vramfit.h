@@ -384,6 +384,37 @@ VF_API vf_status vf_model_open(const char *source, vf_model **out, vf_error *err
 /** Frees a model from vf_model_open; NULL is a no-op. */
 VF_API void vf_model_free(vf_model *m);
 
+/**
+ * How a Hugging Face Hub id is opened (vf_model_open_with). Zero-initialise,
+ * set size = sizeof(vf_open_opts); fields past a caller's size read as 0, so
+ * a caller built against an older header stays correct.
+ *
+ * A source "hf://org/name[@rev][:QUANT]" is always the Hub (or a cache of
+ * it); a plain "org/name" is looked up in the local Hugging Face cache
+ * (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub), then the catalog,
+ * then the Hub (HF_ENDPOINT, HF_TOKEN or the token file in HF_HOME). Over
+ * HTTP only headers are read (range requests); what was fetched is kept in
+ * $XDG_CACHE_HOME/vramfit (else ~/.cache/vramfit). Not thread-safe on first
+ * use (libcurl's global initialisation). See docs/hub.md.
+ */
+typedef struct vf_open_opts {
+    size_t size;         /* sizeof(vf_open_opts) as the caller knows it */
+    bool offline;        /* never touch the network (as HF_HUB_OFFLINE=1) */
+    bool refresh;        /* fetch again whatever vramfit's cache holds */
+    const char *file;    /* a repository's file by name (--file) */
+    long hub_timeout_s;  /* per HTTP request, total; 0: 60 s */
+    /* called as a repository's many headers arrive (may be NULL) */
+    void (*progress)(void *ctx, size_t done, size_t total);
+    void *progress_ctx;
+} vf_open_opts;
+
+/** vf_model_open with options (opts may be NULL: the defaults). */
+VF_API vf_status vf_model_open_with(const char *source, const vf_open_opts *opts, vf_model **out, vf_error *err);
+/** Which source answered, in words: "local files", "the embedded catalog",
+ * "the local Hugging Face cache (DIR)", "the Hub (URL), commit ...",
+ * "vramfit's cache of the Hub, commit ...". */
+VF_API const char *vf_model_origin(const vf_model *m);
+
 /*
  * Accessors. Pointers and strings they return belong to the model and live
  * until vf_model_free; an index out of range gives NULL.

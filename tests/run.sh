@@ -7,6 +7,11 @@
 # prints what this pass ran.
 B=${BUILD:-build}
 export VF="$B/vramfit" BUILD="$B"
+# No test reaches the network or reads this machine's caches and token:
+# test_hub.sh sets up its own stand-in Hub and caches.
+mkdir -p "$B/test-home/hf" "$B/test-home/xdg"
+export HF_HUB_OFFLINE=1 HF_HOME="$B/test-home/hf" HF_HUB_CACHE="$B/test-home/hf/hub" XDG_CACHE_HOME="$B/test-home/xdg"
+unset HF_TOKEN HF_TOKEN_PATH HF_ENDPOINT
 pass=0
 fail=0
 rpass=0

@@ -70,11 +70,17 @@ bool vf_parse_u64(const char *s, uint64_t *out);
 /* "24GiB", "80GB", "512MiB", "1073741824" → bytes. */
 bool vf_parse_bytes(const char *s, uint64_t *out);
 
-/* Opens MODEL, printing the error on failure; returns 0 or an exit code. */
+/* Opens MODEL, printing the error on failure; returns 0 or an exit code.
+ * A Hub id also prints one stderr line naming the source that answered. */
 int vf_cli_open_model(const char *src, vf_model **m);
 /* As vf_cli_open_model, but an approximate model (unknown family) is refused
  * in one line (exit 3) unless allowed (fit and plan: --approximate). */
 int vf_cli_open_model_exact(const char *cmd, const char *src, vf_model **m, bool allow_approximate);
+/* hub_args.c: takes --offline, --refresh, --file, --hub-timeout out of argv
+ * (argv[0] is the command); -1 to go on, else a usage exit code. */
+int vf_cli_hub_args(int *argc, char **argv);
+/* The Hub options' lines for a command's --help. */
+void vf_cli_hub_help(FILE *f);
 
 /* ---- cmd_fit.c: the knobs fit and plan share ---- */
 typedef struct vf_cli_fit_args {

@@ -28,11 +28,39 @@ static void usage(FILE *f)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nMODEL is a catalog name (Qwen/Qwen3-8B, qwen3-8b), a .safetensors file, a sharded\n"
-               "checkpoint's model.safetensors.index.json, a .gguf file, a config.json, or a directory.\n\n"
+               "checkpoint's model.safetensors.index.json, a .gguf file, a config.json, a directory,\n"
+               "or a Hugging Face Hub id: hf://org/name[@rev][:QUANT] (headers only, never weights);\n"
+               "a plain org/name is looked up in the local HF cache, the catalog, then the Hub.\n\n"
                "Every command takes --json for one JSON object on stdout, and --help.\n"
                "Exit status: 0 success (fit: it fits), 1 fit or plan: does not fit, 2 usage error,\n"
                "3 bad or unsupported model input, 4 I/O error, 5 device or driver error.\n"
                "See vramfit(1) and 'vramfit COMMAND --help'.\n");
+}
+
+/* The commands that take MODEL also take the Hub options (hub_args.c). */
+static bool takes_model(const char *name)
+{
+    static const char *const with_model[] = {"inspect", "estimate", "fit", "plan", "load"};
+    for (size_t i = 0; i < sizeof with_model / sizeof with_model[0]; i++)
+        if (strcmp(name, with_model[i]) == 0)
+            return true;
+    return false;
+}
+
+static int run_command(const vf_cmd *cmd, int argc, char **argv)
+{
+    if (!takes_model(cmd->name))
+        return cmd->run(argc, argv);
+    int rc = vf_cli_hub_args(&argc, argv);
+    if (rc >= 0)
+        return rc;
+    bool help = false;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        help = help || strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+    rc = cmd->run(argc, argv);
+    if (help && rc == VF_EXIT_OK)
+        vf_cli_hub_help(stdout);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -47,7 +75,7 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < N_COMMANDS; i++)
                 if (strcmp(argv[2], commands[i].name) == 0) {
                     char *args[] = {argv[2], "--help", NULL};
-                    return commands[i].run(2, args);
+                    return run_command(&commands[i], 2, args);
                 }
         }
         usage(stdout);
@@ -59,7 +87,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(c, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return run_command(&commands[i], argc - 1, argv + 1);
     fprintf(stderr, "vramfit: '%s' is not a command; see 'vramfit --help'\n", c);
     return VF_EXIT_USAGE;
 }

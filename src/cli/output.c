@@ -165,32 +165,3 @@ static bool parse_scaled(const char *s, uint64_t *out, bool bytes)
 bool vf_parse_u64(const char *s, uint64_t *out) { return parse_scaled(s, out, false); }
 bool vf_parse_bytes(const char *s, uint64_t *out) { return parse_scaled(s, out, true); }
 
-int vf_cli_open_model_exact(const char *cmd, const char *src, vf_model **m, bool allow_approximate)
-{
-    vf_error e = {0};
-    if (vf_model_open(src, m, &e) != VF_OK)
-        return vf_report_error(&e);
-    const char *why = vf_model_approximate(*m);
-    if (why && !allow_approximate) { /* one line: its warning says the same */
-        fprintf(stderr,
-                "vramfit: %s: %s; %s will not answer from a guess: give the weights (safetensors or GGUF files, or a "
-                "directory or Hub repository holding them) or pass --approximate\n",
-                src, why, cmd);
-        vf_model_free(*m);
-        *m = NULL;
-        return VF_EXIT_INPUT;
-    }
-    for (size_t i = 0; i < vf_model_warning_count(*m); i++)
-        fprintf(stderr, "vramfit: warning: %s\n", vf_model_warning(*m, i));
-    return VF_EXIT_OK;
-}
-
-int vf_cli_open_model(const char *src, vf_model **m)
-{
-    vf_error e = {0};
-    if (vf_model_open(src, m, &e) != VF_OK)
-        return vf_report_error(&e);
-    for (size_t i = 0; i < vf_model_warning_count(*m); i++)
-        fprintf(stderr, "vramfit: warning: %s\n", vf_model_warning(*m, i));
-    return VF_EXIT_OK;
-}

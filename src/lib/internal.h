@@ -76,6 +76,7 @@ struct vf_model {
      * so that the description depends on no memory-model file */
     struct vf__wlayers *wmemo;
     void (*wmemo_free)(struct vf__wlayers *);
+    char origin[600]; /* which source answered (vf_model_origin) */
 };
 
 VF_HIDDEN vf_model *vf__model_new(vf_format fmt, const char *source);

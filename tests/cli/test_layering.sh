@@ -37,3 +37,5 @@ never "the description calls no reader, memory model or answer" '^(model|classif
 never "notes depend on nothing" '^notes$' '.'
 never "the memory model calls no answer" '^(infer|train)' '^(fit|plan)'
 never "architectures call no reader or memory model" '^arch/' '^(read/|infer|train|estimate|fit)'
+never "only the opener calls the hub" '^(model|classify|estimate|fit|infer|train|plan|speed|notes|load/|arch/|read/(safetensors|gguf|hfconfig|st_parse|catalog|source_file))' '^hub/'
+never "the hub calls no reader or opener" '^hub/' '^read/(safetensors|gguf|hfconfig|st_parse|catalog|open)$'

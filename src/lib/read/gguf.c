@@ -8,14 +8,12 @@
  * depend on the header alone, never on the tensor data. */
 #include "gguf_priv.h"
 #include "readers.h"
+#include "source.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define GGUF_MAGIC 0x46554747u                  /* "GGUF" read as little-endian u32 */
 #define GGUF_MAX_STRING ((uint64_t)1 << 30)     /* gguf.cpp GGUF_MAX_STRING_LENGTH */
@@ -50,7 +48,7 @@ static bool removed_ggml_type(uint32_t id)
 
 /* ---- a buffered forward reader over pread ---- */
 typedef struct rd {
-    int fd;
+    vf__src *src;
     const char *path;
     uint64_t size;    /* file size */
     uint64_t pos;     /* logical position */
@@ -86,7 +84,7 @@ static vf_status rd_bytes(rd *r, void *dst, size_t n, const char *what)
             continue;
         }
         uint64_t want = rd_left(r) < RD_BUF ? rd_left(r) : RD_BUF;
-        vf_status st = vf__pread_full(r->fd, r->buf, (size_t)want, r->pos, r->path, r->err);
+        vf_status st = vf__src_pread(r->src, r->buf, (size_t)want, r->pos, r->err);
         if (st != VF_OK)
             return st;
         r->buf_off = r->pos;
@@ -519,22 +517,17 @@ static vf_status place_tensors(vf_model *m, size_t first, uint32_t file, uint64_
 }
 
 /* Reads one GGUF file into m. kv_out (first shard) receives the metadata. */
-static vf_status read_file(vf_model *m, const char *path, json_t **kv_out, shard *sh, vf_error *err)
+static vf_status read_file(vf_model *m, vf__fs *fs, const char *path, json_t **kv_out, shard *sh, vf_error *err)
 {
     sh->alignment = GGUF_DEFAULT_ALIGNMENT;
     sh->split_no = sh->split_count = sh->split_tensors = -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return vf__err(err, errno == ENOENT ? VF_ENOENT : VF_EIO, path, "cannot open: %s", strerror(errno));
-    vf_status st = VF_OK;
+    vf__src *src = NULL;
+    vf_status st = vf__fs_open(fs, path, &src, err);
+    if (st != VF_OK)
+        return st;
     json_t *kv = NULL;
-    rd r = {.fd = fd, .path = path, .err = err, .keep_budget = GGUF_KEEP_BUDGET};
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        st = vf__err(err, VF_EIO, path, "cannot stat: %s", strerror(errno));
-        goto out;
-    }
-    r.size = (uint64_t)sb.st_size;
+    rd r = {.src = src, .path = path, .err = err, .keep_budget = GGUF_KEEP_BUDGET};
+    r.size = src->size;
     if (r.size == 0) {
         st = vf__err(err, VF_EFORMAT, path, "empty file");
         goto out;
@@ -603,7 +596,7 @@ static vf_status read_file(vf_model *m, const char *path, json_t **kv_out, shard
 out:
     json_decref(kv);
     free(r.buf);
-    close(fd);
+    vf__src_close(src);
     return st;
 }
 
@@ -652,7 +645,7 @@ static vf_status check_unique_names(vf_model *m, const char *path, vf_error *err
 }
 
 /* Reads shards 2..count of a split whose first shard is path. */
-static vf_status read_split_rest(vf_model *m, const char *path, const shard *s0, vf_error *err)
+static vf_status read_split_rest(vf_model *m, vf__fs *fs, const char *path, const shard *s0, vf_error *err)
 {
     size_t plen;
     uint64_t count = (uint64_t)s0->split_count;
@@ -673,12 +666,12 @@ static vf_status read_split_rest(vf_model *m, const char *path, const shard *s0,
     for (uint64_t i = 1; i < count && st == VF_OK; i++) {
         snprintf(p, n, "%.*s-%05llu-of-%05llu.gguf", (int)plen, path, (unsigned long long)(i + 1),
                  (unsigned long long)count);
-        if (!vf__is_file(p)) {
+        if (!vf__fs_exists(fs, p)) {
             st = vf__err(err, VF_ENOENT, path, "split shard '%s' is missing", p);
             break;
         }
         shard sh;
-        if ((st = read_file(m, p, NULL, &sh, err)) != VF_OK)
+        if ((st = read_file(m, fs, p, NULL, &sh, err)) != VF_OK)
             break;
         if (sh.split_no != (int64_t)i || sh.split_count != s0->split_count)
             st = vf__err(err, VF_EFORMAT, p, "split.no/split.count say shard %lld of %lld, expected %llu of %llu",
@@ -692,15 +685,15 @@ static vf_status read_split_rest(vf_model *m, const char *path, const shard *s0,
     return st;
 }
 
-vf_status vf__gguf_read(vf_model *m, const char *path, vf_error *err)
+vf_status vf__gguf_read(vf_model *m, vf__fs *fs, const char *path, vf_error *err)
 {
     json_t *kv = NULL;
     shard s0;
-    vf_status st = read_file(m, path, &kv, &s0, err);
+    vf_status st = read_file(m, fs, path, &kv, &s0, err);
     if (st != VF_OK)
         return st;
     if (s0.split_count > 1 || (s0.split_no > 0))
-        st = read_split_rest(m, path, &s0, err);
+        st = read_split_rest(m, fs, path, &s0, err);
     if (st == VF_OK)
         st = check_unique_names(m, path, err);
     if (st != VF_OK) {

@@ -3,6 +3,7 @@
  * the description (model.c) and not each other. */
 #include "internal.h"
 #include "readers.h"
+#include "hub/hub.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -80,16 +81,16 @@ static void check_sidecar_count(vf_model *m, const char *text, size_t len, const
 /* Reads config.json beside weight files into m->config and m->hp. A broken
  * config next to good weights is a warning, not a failure: the weights are
  * the truth. */
-static void merge_sidecar_config(vf_model *m, const char *dir)
+static void merge_sidecar_config(vf_model *m, vf__fs *fs, const char *dir)
 {
     char *cfg_path = vf__path_join(dir, "config.json");
     if (!cfg_path)
         return;
-    if (vf__is_file(cfg_path)) {
+    if (vf__fs_exists(fs, cfg_path)) {
         char *text = NULL;
         size_t len = 0;
         vf_error e = {0};
-        if (vf__read_small_file(cfg_path, VF_MAX_CONFIG_BYTES, &text, &len, &e) == VF_OK) {
+        if (vf__fs_read_small(fs, cfg_path, VF_MAX_CONFIG_BYTES, &text, &len, &e) == VF_OK) {
             json_t *cfg = vf__config_json_parse(text, len, cfg_path, &e);
             if (cfg && json_is_object(cfg)) {
                 vf_hparams hp;
@@ -119,11 +120,11 @@ static void merge_sidecar_config(vf_model *m, const char *dir)
     free(cfg_path);
 }
 
-static vf_status read_config_file(vf_model *m, const char *path, vf_error *err)
+static vf_status read_config_file(vf_model *m, vf__fs *fs, const char *path, vf_error *err)
 {
     char *text = NULL;
     size_t len = 0;
-    vf_status st = vf__read_small_file(path, VF_MAX_CONFIG_BYTES, &text, &len, err);
+    vf_status st = vf__fs_read_small(fs, path, VF_MAX_CONFIG_BYTES, &text, &len, err);
     if (st == VF_OK) {
         /* refuse malformed json here, the same way for every config reader */
         json_t *j = vf__config_json_parse(text, len, path, err);
@@ -148,6 +149,23 @@ static const char *first_gguf(char **names, size_t n)
     return n ? names[0] : NULL;
 }
 
+/* A Mistral-format consolidated*.safetensors beside an HF-format set holds the
+ * same weights: the set is read, as transformers reads it (not counted twice). */
+static size_t drop_consolidated(char **names, size_t n)
+{
+    size_t k = 0;
+    bool hf = false;
+    for (size_t i = 0; i < n; i++)
+        hf = hf || strncmp(names[i], "consolidated", 12) != 0;
+    for (size_t i = 0; i < n; i++) {
+        if (hf && strncmp(names[i], "consolidated", 12) == 0)
+            free(names[i]);
+        else
+            names[k++] = names[i];
+    }
+    return k;
+}
+
 static vf_status open_dir(vf_model **mp, const char *dir, vf_error *err)
 {
     vf_status st;
@@ -158,13 +176,14 @@ static vf_status open_dir(vf_model **mp, const char *dir, vf_error *err)
 
     if ((p = vf__path_join(dir, "model.safetensors.index.json")) && vf__is_file(p)) {
         m = vf__model_new(VF_FORMAT_SAFETENSORS, dir);
-        st = m ? vf__safetensors_read_index(m, p, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
+        st = m ? vf__safetensors_read_index(m, &vf__local_fs, p, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
         goto done;
     }
     free(p);
     p = NULL;
     if ((st = list_dir(dir, ".safetensors", &names, &n, err)) != VF_OK)
         goto done;
+    n = drop_consolidated(names, n);
     if (n > 0) {
         m = vf__model_new(VF_FORMAT_SAFETENSORS, dir);
         if (!m) {
@@ -173,7 +192,7 @@ static vf_status open_dir(vf_model **mp, const char *dir, vf_error *err)
         }
         for (size_t i = 0; i < n && st == VF_OK; i++) {
             char *fp = vf__path_join(dir, names[i]);
-            st = fp ? vf__safetensors_read(m, fp, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
+            st = fp ? vf__safetensors_read(m, &vf__local_fs, fp, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
             free(fp);
         }
         goto done;
@@ -185,18 +204,18 @@ static vf_status open_dir(vf_model **mp, const char *dir, vf_error *err)
     if (n > 0) {
         m = vf__model_new(VF_FORMAT_GGUF, dir);
         p = vf__path_join(dir, first_gguf(names, n));
-        st = m && p ? vf__gguf_read(m, p, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
+        st = m && p ? vf__gguf_read(m, &vf__local_fs, p, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
         goto done;
     }
     if ((p = vf__path_join(dir, "config.json")) && vf__is_file(p)) {
         m = vf__model_new(VF_FORMAT_CONFIG, dir);
-        st = m ? read_config_file(m, p, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
+        st = m ? read_config_file(m, &vf__local_fs, p, err) : vf__err(err, VF_ENOMEM, dir, "out of memory");
         goto done;
     }
     st = vf__err(err, VF_ENOENT, dir, "no model files (config.json, *.safetensors, *.gguf) in directory");
 done:
     if (st == VF_OK && m && m->format != VF_FORMAT_CONFIG)
-        merge_sidecar_config(m, dir);
+        merge_sidecar_config(m, &vf__local_fs, dir);
     free(p);
     free_list(names, n);
     if (st != VF_OK) {
@@ -207,65 +226,160 @@ done:
     return st;
 }
 
-vf_status vf_model_open(const char *source, vf_model **out, vf_error *err)
+/* One file, by its name: read through fs (the local files or a Hub repository). */
+static vf_status open_file(vf_model **mp, vf__fs *fs, const char *source, vf_error *err)
+{
+    vf_status st;
+    vf_model *m = NULL;
+    char *dir = vf__path_dir(source);
+    if (!dir)
+        return vf__err(err, VF_ENOMEM, source, "out of memory");
+    if (vf__ends_with(source, ".safetensors")) {
+        m = vf__model_new(VF_FORMAT_SAFETENSORS, source);
+        st = m ? vf__safetensors_read(m, fs, source, err) : VF_ENOMEM;
+    } else if (vf__ends_with(source, ".index.json")) {
+        m = vf__model_new(VF_FORMAT_SAFETENSORS, source);
+        st = m ? vf__safetensors_read_index(m, fs, source, err) : VF_ENOMEM;
+    } else if (vf__ends_with(source, ".gguf")) {
+        m = vf__model_new(VF_FORMAT_GGUF, source);
+        st = m ? vf__gguf_read(m, fs, source, err) : VF_ENOMEM;
+    } else if (vf__ends_with(source, ".json")) {
+        m = vf__model_new(VF_FORMAT_CONFIG, source);
+        st = m ? read_config_file(m, fs, source, err) : VF_ENOMEM;
+    } else {
+        st = vf__err(err, VF_EUNSUPPORTED, source,
+                     "unrecognised file type (expected .safetensors, .gguf, .index.json or config.json)");
+    }
+    if (st == VF_ENOMEM && !m)
+        vf__err(err, VF_ENOMEM, source, "out of memory");
+    if (st == VF_OK && m->format == VF_FORMAT_SAFETENSORS)
+        merge_sidecar_config(m, fs, dir);
+    free(dir);
+    if (st != VF_OK) {
+        vf_model_free(m);
+        m = NULL;
+    }
+    *mp = m;
+    return st;
+}
+
+static vf_status open_catalog(vf_model **mp, const char *source, const char *hub_note, vf_error *err)
+{
+    size_t len = 0;
+    const char *canonical = NULL;
+    const char *text = vf__catalog_config_text(source, &len, &canonical);
+    *mp = NULL;
+    if (!text) {
+        const char *near[3];
+        size_t nn = vf_catalog_suggest(source, near, 3);
+        if (nn == 0)
+            return vf__err(err, VF_ENOENT, source, "no such file, directory or catalog model%s", hub_note);
+        return vf__err(err, VF_ENOENT, source, "no such file, directory or catalog model%s; did you mean: %s%s%s%s%s",
+                       hub_note, near[0], nn > 1 ? ", " : "", nn > 1 ? near[1] : "", nn > 2 ? ", " : "",
+                       nn > 2 ? near[2] : "");
+    }
+    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, canonical ? canonical : source);
+    vf_status st = m ? vf__hfconfig_read_text(m, text, len, canonical ? canonical : source, err)
+                     : vf__err(err, VF_ENOMEM, source, "out of memory");
+    if (st == VF_OK && canonical && !m->hp.name[0])
+        snprintf(m->hp.name, sizeof m->hp.name, "%s", canonical);
+    if (st != VF_OK)
+        vf_model_free(m);
+    else
+        *mp = m;
+    return st;
+}
+
+/* A Hub repository: the file the opener reads first, through the Hub's file
+ * set; what was fetched is cached once the whole model read cleanly. */
+static vf_status open_hub(vf_model **mp, const vf__hub_id *id, const vf_open_opts *o, vf_error *err)
+{
+    vf__hub_opts ho = {.offline = o->offline, .refresh = o->refresh, .file = o->file,
+                       .timeout_s = o->hub_timeout_s, .progress = o->progress, .progress_ctx = o->progress_ctx};
+    vf__hub *h = NULL;
+    vf_status st = vf__hub_open(id, &ho, &h, err);
+    if (st == VF_OK)
+        st = open_file(mp, vf__hub_fs(h), vf__hub_pick(h), err);
+    if (st == VF_OK) {
+        vf__hub_save(h);
+        vf_model *m = *mp;
+        char *src = strdup(vf__hub_root(h));
+        if (src) {
+            free(m->source);
+            m->source = src;
+        }
+        snprintf(m->origin, sizeof m->origin, "%s", vf__hub_answered(h));
+    }
+    vf__hub_free(h);
+    return st;
+}
+
+/* A Hub id: the local HF cache first; a plain org/name then the catalog, then
+ * the Hub; hf:// always the Hub (or a cache of it). */
+static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opts *o, vf_error *err)
+{
+    vf__hub_id id;
+    bool hub = vf__hub_id_parse(source, &id);
+    char *snap = NULL;
+    vf_status st = hub ? vf__hfcache_find(&id, &snap, err) : VF_OK;
+    if (st != VF_OK)
+        return st;
+    if (snap) {
+        st = open_dir(mp, snap, err);
+        if (st == VF_OK)
+            snprintf((*mp)->origin, sizeof (*mp)->origin, "the local Hugging Face cache (%s)", snap);
+        free(snap);
+        return st;
+    }
+    if (!hub || !id.explicit_hub) {
+        bool offline = o->offline || vf__hub_env_offline();
+        vf_error ce = {0};
+        st = open_catalog(mp, source, "", &ce);
+        if (st == VF_OK) {
+            snprintf((*mp)->origin, sizeof (*mp)->origin, "the embedded catalog");
+            return st;
+        }
+        if (!hub || offline || id.quant[0] || st != VF_ENOENT) {
+            if (err)
+                *err = ce;
+            return st;
+        }
+    }
+    st = open_hub(mp, &id, o, err);
+    if (st == VF_ENOENT && !id.explicit_hub && err && strstr(err->msg, "has no repository"))
+        return open_catalog(mp, source, ", nor a Hub repository", err);
+    return st;
+}
+
+vf_status vf_model_open_with(const char *source, const vf_open_opts *opts, vf_model **out, vf_error *err)
 {
     if (!source || !out)
         return vf__err(err, VF_EINVAL, "", "no model given");
     *out = NULL;
+    vf_open_opts o;
+    memset(&o, 0, sizeof o);
+    if (opts) /* a caller built against an older header passes a shorter struct */
+        memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
     vf_status st;
     vf_model *m = NULL;
-
-    if (vf__is_dir(source)) {
+    if (vf__is_dir(source))
         st = open_dir(&m, source, err);
-    } else if (vf__is_file(source)) {
-        char *dir = vf__path_dir(source);
-        if (!dir)
-            return vf__err(err, VF_ENOMEM, source, "out of memory");
-        if (vf__ends_with(source, ".safetensors")) {
-            m = vf__model_new(VF_FORMAT_SAFETENSORS, source);
-            st = m ? vf__safetensors_read(m, source, err) : VF_ENOMEM;
-        } else if (vf__ends_with(source, ".index.json")) {
-            m = vf__model_new(VF_FORMAT_SAFETENSORS, source);
-            st = m ? vf__safetensors_read_index(m, source, err) : VF_ENOMEM;
-        } else if (vf__ends_with(source, ".gguf")) {
-            m = vf__model_new(VF_FORMAT_GGUF, source);
-            st = m ? vf__gguf_read(m, source, err) : VF_ENOMEM;
-        } else if (vf__ends_with(source, ".json")) {
-            m = vf__model_new(VF_FORMAT_CONFIG, source);
-            st = m ? read_config_file(m, source, err) : VF_ENOMEM;
-        } else {
-            st = vf__err(err, VF_EUNSUPPORTED, source,
-                         "unrecognised file type (expected .safetensors, .gguf, .index.json or config.json)");
-        }
-        if (st == VF_ENOMEM && !m)
-            vf__err(err, VF_ENOMEM, source, "out of memory");
-        if (st == VF_OK && m->format == VF_FORMAT_SAFETENSORS)
-            merge_sidecar_config(m, dir);
-        free(dir);
-    } else {
-        size_t len = 0;
-        const char *canonical = NULL;
-        const char *text = vf__catalog_config_text(source, &len, &canonical);
-        if (!text) {
-            const char *near[3];
-            size_t nn = vf_catalog_suggest(source, near, 3);
-            if (nn == 0)
-                return vf__err(err, VF_ENOENT, source, "no such file, directory or catalog model");
-            return vf__err(err, VF_ENOENT, source, "no such file, directory or catalog model; did you mean: %s%s%s%s%s",
-                           near[0], nn > 1 ? ", " : "", nn > 1 ? near[1] : "", nn > 2 ? ", " : "",
-                           nn > 2 ? near[2] : "");
-        }
-        m = vf__model_new(VF_FORMAT_CONFIG, canonical ? canonical : source);
-        st = m ? vf__hfconfig_read_text(m, text, len, canonical ? canonical : source, err)
-               : vf__err(err, VF_ENOMEM, source, "out of memory");
-        if (st == VF_OK && canonical && !m->hp.name[0])
-            snprintf(m->hp.name, sizeof m->hp.name, "%s", canonical);
-    }
-    if (st != VF_OK) {
-        vf_model_free(m);
+    else if (vf__is_file(source))
+        st = open_file(&m, &vf__local_fs, source, err);
+    else
+        st = open_by_id(&m, source, &o, err);
+    if (st != VF_OK)
         return st;
-    }
+    if (!m->origin[0])
+        snprintf(m->origin, sizeof m->origin, "local files");
     vf__model_classify(m);
     *out = m;
     return VF_OK;
 }
+
+vf_status vf_model_open(const char *source, vf_model **out, vf_error *err)
+{
+    return vf_model_open_with(source, NULL, out, err);
+}
+
+const char *vf_model_origin(const vf_model *m) { return m ? m->origin : ""; }

@@ -5,10 +5,13 @@
 #define VF_READERS_H
 
 #include "internal.h"
+#include "source.h"
 
-VF_HIDDEN vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err);
-VF_HIDDEN vf_status vf__safetensors_read_index(vf_model *m, const char *index_path, vf_error *err);
-VF_HIDDEN vf_status vf__gguf_read(vf_model *m, const char *path, vf_error *err);
+/* The file readers read through fs (source.h): a shard, a split part or the
+ * index's shards are opened in the same file set as the first file. */
+VF_HIDDEN vf_status vf__safetensors_read(vf_model *m, vf__fs *fs, const char *path, vf_error *err);
+VF_HIDDEN vf_status vf__safetensors_read_index(vf_model *m, vf__fs *fs, const char *index_path, vf_error *err);
+VF_HIDDEN vf_status vf__gguf_read(vf_model *m, vf__fs *fs, const char *path, vf_error *err);
 /* config.json text → hparams + architecture tensor list. path labels errors. */
 VF_HIDDEN vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t len, const char *path,
                                            vf_error *err);

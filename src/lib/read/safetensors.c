@@ -9,14 +9,11 @@
  * parses it. */
 #include "internal.h"
 #include "readers.h"
+#include "source.h"
 #include "st_parse.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 typedef struct span {
     uint64_t begin, end;
@@ -168,26 +165,21 @@ static vf_status check_tiling(vf_model *m, size_t first, uint64_t data_start, ui
     return st;
 }
 
-vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err)
+vf_status vf__safetensors_read(vf_model *m, vf__fs *fs, const char *path, vf_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return vf__err(err, errno == ENOENT ? VF_ENOENT : VF_EIO, path, "cannot open: %s", strerror(errno));
-    vf_status st = VF_OK;
+    vf__src *src = NULL;
+    vf_status st = vf__fs_open(fs, path, &src, err);
+    if (st != VF_OK)
+        return st;
     char *hdr = NULL;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        st = vf__err(err, VF_EIO, path, "cannot stat: %s", strerror(errno));
-        goto out;
-    }
-    uint64_t fsize = (uint64_t)sb.st_size;
+    uint64_t fsize = src->size;
     if (fsize < 8) {
         st = vf__err(err, VF_EFORMAT, path, "file is %llu bytes, too small for a safetensors header",
                      (unsigned long long)fsize);
         goto out;
     }
     unsigned char lenb[8];
-    if ((st = vf__pread_full(fd, lenb, 8, 0, path, err)) != VF_OK)
+    if ((st = vf__src_pread(src, lenb, 8, 0, err)) != VF_OK)
         goto out;
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--)
@@ -211,7 +203,7 @@ vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err)
         st = vf__err(err, VF_ENOMEM, path, "out of memory for a %llu-byte header", (unsigned long long)n);
         goto out;
     }
-    if ((st = vf__pread_full(fd, hdr, (size_t)n, 8, path, err)) != VF_OK)
+    if ((st = vf__src_pread(src, hdr, (size_t)n, 8, err)) != VF_OK)
         goto out;
     reader r;
     memset(&r, 0, sizeof r);
@@ -235,8 +227,21 @@ vf_status vf__safetensors_read(vf_model *m, const char *path, vf_error *err)
     st = check_tiling(m, first, r.data_start, data_len, path, err);
 out:
     free(hdr);
-    close(fd);
+    vf__src_close(src);
     return st;
+}
+
+/* How much of a shard its reader reads: the 8-byte length and the header
+ * (a prefetch hint; a length over the cap or the file is the reader's to
+ * refuse, so only the first bytes are asked for then). */
+static uint64_t header_need(const unsigned char *prefix, size_t got, uint64_t total)
+{
+    if (got < 8)
+        return 8;
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--)
+        n = (n << 8) | prefix[i];
+    return n <= VF_SAFETENSORS_MAX_HEADER && n <= total - 8 ? 8 + n : got;
 }
 
 /* Shard names come from the index: plain file names in the same directory. */
@@ -247,12 +252,12 @@ static bool safe_shard_name(const char *s)
 
 #define VF_MAX_INDEX_BYTES ((size_t)256 << 20)
 
-vf_status vf__safetensors_read_index(vf_model *m, const char *index_path, vf_error *err)
+vf_status vf__safetensors_read_index(vf_model *m, vf__fs *fs, const char *index_path, vf_error *err)
 {
-    char *text = NULL, *dir = NULL;
+    char *text = NULL, *dir = NULL, **paths = NULL;
     size_t len = 0;
     json_t *root = NULL, *shards = NULL, *seen = NULL;
-    vf_status st = vf__read_small_file(index_path, VF_MAX_INDEX_BYTES, &text, &len, err);
+    vf_status st = vf__fs_read_small(fs, index_path, VF_MAX_INDEX_BYTES, &text, &len, err);
     if (st != VF_OK)
         return st;
     if (!(root = vf__json_parse(text, len, index_path, err))) {
@@ -290,32 +295,30 @@ vf_status vf__safetensors_read_index(vf_model *m, const char *index_path, vf_err
         st = vf__err(err, VF_EFORMAT, index_path, "weight_map is empty");
         goto out;
     }
-    /* every shard named must exist before we read any */
-    size_t i;
+    /* every shard named must exist before we read any; then their headers
+     * are read, fetched together where the file set can (the Hub) */
+    size_t i, n_shards = json_array_size(shards);
     json_t *sv;
-    json_array_foreach(shards, i, sv)
-    {
-        char *p = vf__path_join(dir, json_string_value(sv));
-        bool ok = p && vf__is_file(p);
-        if (!ok) {
-            st = vf__err(err, VF_ENOENT, index_path, "shard '%s' named in weight_map is missing",
-                         json_string_value(sv));
-            free(p);
-            goto out;
-        }
-        free(p);
+    if (!(paths = calloc(n_shards, sizeof *paths))) {
+        st = vf__err(err, VF_ENOMEM, index_path, "out of memory");
+        goto out;
     }
-    json_object_clear(seen); /* now: tensor name -> file index */
     json_array_foreach(shards, i, sv)
     {
-        char *p = vf__path_join(dir, json_string_value(sv));
-        if (!p) {
-            st = vf__err(err, VF_ENOMEM, index_path, "out of memory");
+        paths[i] = vf__path_join(dir, json_string_value(sv));
+        if (!paths[i] || !vf__fs_exists(fs, paths[i])) {
+            st = paths[i] ? vf__err(err, VF_ENOENT, index_path, "shard '%s' named in weight_map is missing",
+                                    json_string_value(sv))
+                          : vf__err(err, VF_ENOMEM, index_path, "out of memory");
             goto out;
         }
+    }
+    vf__fs_prefetch(fs, (const char *const *)paths, n_shards, header_need);
+    json_object_clear(seen); /* now: tensor name -> file index */
+    for (i = 0; i < n_shards; i++) {
+        const char *p = paths[i];
         size_t before = m->n_tensors;
-        st = vf__safetensors_read(m, p, err);
-        free(p);
+        st = vf__safetensors_read(m, fs, p, err);
         if (st != VF_OK)
             goto out;
         for (size_t t = before; t < m->n_tensors; t++) {
@@ -356,6 +359,9 @@ vf_status vf__safetensors_read_index(vf_model *m, const char *index_path, vf_err
         vf__model_warn(m, "%s: metadata.total_size is %llu but the shards hold %llu bytes of tensors", index_path,
                        (unsigned long long)claimed, (unsigned long long)total);
 out:
+    for (size_t k = 0; paths && k < json_array_size(shards); k++)
+        free(paths[k]);
+    free(paths);
     json_decref(seen);
     json_decref(shards);
     json_decref(root);

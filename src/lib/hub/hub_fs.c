@@ -1,0 +1,344 @@
+/* hub_fs.c — a Hub repository as a file set the readers read through.
+ *
+ * Each file is known by its first bytes: opening it fetches bytes
+ * [0, 64 KiB) by a range request (its size comes with them, in
+ * Content-Range), and a read past them fetches only up to what the reader
+ * asked for, so a safetensors header costs one request, or two when it is
+ * longer than 64 KiB, and a GGUF header is read 64 KiB at a time as its
+ * reader walks it. Never a weight file's data. A whole file is fetched only
+ * for the small ones read whole (config.json, the index). What vramfit's
+ * cache holds is used first, unless --refresh. */
+#include "hub_cache.h"
+#include "hub_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vf__hub_urlenc(const char *s, bool keep_slash, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t k = 0;
+    for (const unsigned char *c = (const unsigned char *)s; *c && k + 4 < cap; c++) {
+        bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+                     *c == '_' || *c == '-' || *c == '~' || (keep_slash && *c == '/');
+        if (plain) {
+            out[k++] = (char)*c;
+        } else {
+            out[k++] = '%';
+            out[k++] = hex[*c >> 4];
+            out[k++] = hex[*c & 15];
+        }
+    }
+    out[k] = '\0';
+}
+
+static vf__hub *hub_of(vf__fs *fs) { return (vf__hub *)fs; }
+
+/* The network, made on first use; refused offline. */
+static vf_status network(vf__hub *h, const char *label, vf_error *err)
+{
+    if (h->offline)
+        return vf__err(err, VF_ENOENT, label,
+                       "not in the local caches, and offline (HF_HUB_OFFLINE or --offline): the Hub was not asked");
+    if (h->http)
+        return VF_OK;
+    long total = h->o.timeout_s > 0 ? h->o.timeout_s : 60;
+    h->http = vf__http_new(h->endpoint, h->token, total < 10 ? total : 10, total, err);
+    return h->http ? VF_OK : (err ? err->status : VF_EIO);
+}
+
+vf_status vf__hub_get(vf__hub *h, const char *url, size_t cap, const char *label, char **body, size_t *len,
+                      vf_error *err)
+{
+    *body = NULL;
+    vf_status st = network(h, label, err);
+    if (st != VF_OK)
+        return st;
+    vf__http_req r = {.url = url, .cap = cap, .label = label};
+    vf__http_run(h->http, &r, 1, NULL, NULL);
+    h->requests++;
+    if (r.st != VF_OK) {
+        if (err)
+            *err = r.err;
+        return r.st;
+    }
+    *body = (char *)r.body;
+    *len = r.len;
+    r.body = NULL;
+    vf__http_req_clear(&r);
+    return VF_OK;
+}
+
+/* ---- the files ---- */
+
+static hub_file *find(vf__hub *h, const char *path)
+{
+    size_t rl = strlen(h->root);
+    if (strncmp(path, h->root, rl) != 0 || path[rl] != '/')
+        return NULL;
+    const char *name = path + rl + 1;
+    for (size_t i = 0; i < h->info.n_files; i++)
+        if (strcmp(h->files[i].name, name) == 0)
+            return &h->files[i];
+    return NULL;
+}
+
+static char *entry_path(vf__hub *h, const hub_file *f)
+{
+    char esc[3 * 1024 + 8], sub[3 * 1024 + 64];
+    vf__hubcache_escape(f->name, esc, sizeof esc);
+    snprintf(sub, sizeof sub, "%s/files/%s", h->info.sha, esc);
+    return vf__hubcache_dir(h->id.repo, sub);
+}
+
+/* What vramfit's cache holds of f, once. */
+static void from_cache(vf__hub *h, hub_file *f)
+{
+    if (f->looked_in_cache || f->data)
+        return;
+    f->looked_in_cache = true;
+    if (h->o.refresh)
+        return;
+    char *p = entry_path(h, f);
+    if (p && vf__hubcache_get(p, VF_SAFETENSORS_MAX_HEADER + VF_HUB_FIRST_READ, &f->data, &f->len, &f->total))
+        f->have_total = true;
+    free(p);
+}
+
+static void resolve_url(vf__hub *h, const hub_file *f, char *out, size_t cap)
+{
+    char name[3 * 1024 + 8];
+    vf__hub_urlenc(f->name, true, name, sizeof name);
+    snprintf(out, cap, "%s/%s/resolve/%s/%s", h->endpoint, h->id.repo, h->info.sha, name);
+}
+
+/* Appends one answered range to its file. */
+static vf_status take(hub_file *f, vf__http_req *r, const char *label, vf_error *err)
+{
+    if (f->have_total && r->total != f->total)
+        return vf__err(err, VF_EIO, label, "the file's size changed between requests (%llu, then %llu bytes)",
+                       (unsigned long long)f->total, (unsigned long long)r->total);
+    if (r->len == 0 || r->len > SIZE_MAX - f->len - 1)
+        return vf__err(err, VF_EIO, label, "the server sent no bytes for the range asked for");
+    unsigned char *d = realloc(f->data, f->len + r->len + 1);
+    if (!d)
+        return vf__err(err, VF_ENOMEM, label, "out of memory");
+    memcpy(d + f->len, r->body, r->len);
+    f->data = d;
+    f->len += r->len;
+    f->data[f->len] = '\0';
+    f->total = r->total;
+    f->have_total = true;
+    f->dirty = true;
+    if (!f->url && r->final_url) {
+        f->url = r->final_url;
+        r->final_url = NULL;
+    }
+    return VF_OK;
+}
+
+typedef struct want {
+    hub_file *f;
+    uint64_t upto; /* bytes from 0 wanted */
+    char label[8 + VF_HUB_REPO_MAX + 1024];
+    char url[4200];
+} want;
+
+/* Fetches what each want lacks, all at once; failures are kept per file. */
+static void fetch(vf__hub *h, want *w, size_t n)
+{
+    vf__http_req *rs = calloc(n ? n : 1, sizeof *rs);
+    size_t k = 0;
+    for (size_t i = 0; rs && i < n; i++) {
+        hub_file *f = w[i].f;
+        uint64_t last = w[i].upto > f->len + VF_HUB_FIRST_READ ? w[i].upto : f->len + VF_HUB_FIRST_READ;
+        if (f->have_total && last > f->total)
+            last = f->total;
+        if (f->have_total && f->len >= last)
+            continue;
+        snprintf(w[i].label, sizeof w[i].label, "%s/%s", h->root, f->name);
+        if (f->url)
+            snprintf(w[i].url, sizeof w[i].url, "%s", f->url);
+        else
+            resolve_url(h, f, w[i].url, sizeof w[i].url);
+        rs[k] = (vf__http_req){.url = w[i].url, .ranged = true, .first = f->len, .last = last - 1,
+                               .label = w[i].label};
+        if (k != i)
+            w[k] = w[i]; /* compact: w[k] answers rs[k] */
+        rs[k].url = w[k].url;
+        rs[k].label = w[k].label;
+        k++;
+    }
+    if (!rs) {
+        for (size_t i = 0; i < n; i++)
+            w[i].f->st = vf__err(&w[i].f->err, VF_ENOMEM, h->root, "out of memory");
+        return;
+    }
+    bool many = k >= 8 && h->o.progress;
+    vf__http_run(h->http, rs, k, many ? h->o.progress : NULL, h->o.progress_ctx);
+    h->requests += k;
+    for (size_t i = 0; i < k; i++) {
+        hub_file *f = w[i].f;
+        if (rs[i].st != VF_OK) {
+            f->st = rs[i].st;
+            f->err = rs[i].err;
+        } else if ((f->st = take(f, &rs[i], w[i].label, &f->err)) == VF_OK) {
+            f->st = VF_OK;
+        }
+        vf__http_req_clear(&rs[i]);
+    }
+    free(rs);
+}
+
+/* f's first upto bytes (or all of it, when shorter) in f->data. */
+static vf_status ensure(vf__hub *h, hub_file *f, uint64_t upto, const char *label, vf_error *err)
+{
+    from_cache(h, f);
+    if (f->have_total && f->len >= (upto < f->total ? upto : f->total))
+        return VF_OK;
+    vf_status st = network(h, label, err);
+    if (st != VF_OK)
+        return st;
+    want *w = calloc(1, sizeof *w);
+    if (!w)
+        return vf__err(err, VF_ENOMEM, label, "out of memory");
+    w->f = f;
+    w->upto = upto;
+    fetch(h, w, 1);
+    free(w);
+    if (f->st != VF_OK) {
+        if (err)
+            *err = f->err;
+        return f->st;
+    }
+    return VF_OK;
+}
+
+/* ---- the byte source ---- */
+
+typedef struct hub_src {
+    vf__src base;
+    vf__hub *h;
+    hub_file *f;
+} hub_src;
+
+static vf_status src_pread(vf__src *s, void *buf, size_t n, uint64_t off, vf_error *err)
+{
+    hub_src *x = (hub_src *)s;
+    uint64_t end;
+    if (vf__add_overflow(off, n, &end) || end > s->size)
+        return vf__err(err, VF_EFORMAT, s->path, "file is truncated");
+    vf_status st = ensure(x->h, x->f, end, s->path, err);
+    if (st != VF_OK)
+        return st;
+    if (x->f->len < end)
+        return vf__err(err, VF_EIO, s->path, "the server sent fewer bytes than asked for");
+    memcpy(buf, x->f->data + off, n);
+    return VF_OK;
+}
+
+static void src_close(vf__src *s) { free(s); }
+
+static const vf__src_ops hub_src_ops = {src_pread, src_close};
+
+static vf_status fs_open(vf__fs *fs, const char *path, vf__src **out, vf_error *err)
+{
+    vf__hub *h = hub_of(fs);
+    *out = NULL;
+    hub_file *f = find(h, path);
+    if (!f)
+        return vf__err(err, VF_ENOENT, path, "the repository has no such file");
+    if (f->st != VF_OK) {
+        if (err)
+            *err = f->err;
+        return f->st;
+    }
+    vf_status st = ensure(h, f, VF_HUB_FIRST_READ, path, err);
+    if (st != VF_OK)
+        return st;
+    hub_src *s = calloc(1, sizeof *s);
+    if (!s)
+        return vf__err(err, VF_ENOMEM, path, "out of memory");
+    *s = (hub_src){{&hub_src_ops, path, f->total}, h, f};
+    *out = &s->base;
+    return VF_OK;
+}
+
+static bool fs_exists(vf__fs *fs, const char *path) { return find(hub_of(fs), path) != NULL; }
+
+static vf_status fs_read_small(vf__fs *fs, const char *path, size_t cap, char **out, size_t *len, vf_error *err)
+{
+    vf__hub *h = hub_of(fs);
+    *out = NULL;
+    hub_file *f = find(h, path);
+    if (!f)
+        return vf__err(err, VF_ENOENT, path, "the repository has no such file");
+    from_cache(h, f);
+    if (!(f->have_total && f->len == f->total)) {
+        char url[4200];
+        resolve_url(h, f, url, sizeof url);
+        char *body = NULL;
+        size_t n = 0;
+        vf_status st = vf__hub_get(h, url, cap, path, &body, &n, err);
+        if (st != VF_OK)
+            return st;
+        free(f->data);
+        f->data = (unsigned char *)body;
+        f->len = n;
+        f->total = n;
+        f->have_total = f->dirty = true;
+    }
+    if (f->total > cap)
+        return vf__err(err, VF_EFORMAT, path, "file is %llu bytes, over the %zu-byte limit",
+                       (unsigned long long)f->total, cap);
+    if (!(*out = malloc(f->len + 1)))
+        return vf__err(err, VF_ENOMEM, path, "out of memory");
+    memcpy(*out, f->data, f->len);
+    (*out)[f->len] = '\0';
+    *len = f->len;
+    return VF_OK;
+}
+
+/* Two rounds for all the files at once: the first 64 KiB of each, then, for
+ * a header longer than that, the rest of it. */
+#define PREFETCH_BATCH 256 /* files per batch: bounds the bookkeeping, not the pool */
+
+static void prefetch_batch(vf__hub *h, const char *const *paths, size_t n, vf__need_fn need, want *w)
+{
+    for (int round = 0; round < 2; round++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            hub_file *f = find(h, paths[i]);
+            if (!f || f->st != VF_OK)
+                continue;
+            from_cache(h, f);
+            uint64_t upto = round == 0 ? VF_HUB_FIRST_READ : need(f->data, f->len, f->total);
+            if (round == 1 && (!f->have_total || upto <= f->len))
+                continue;
+            if (round == 0 && f->have_total)
+                continue;
+            w[k].f = f;
+            w[k].upto = upto;
+            k++;
+        }
+        if (k)
+            fetch(h, w, k);
+    }
+}
+
+static void fs_prefetch(vf__fs *fs, const char *const *paths, size_t n, vf__need_fn need)
+{
+    vf__hub *h = hub_of(fs);
+    want *w = calloc(PREFETCH_BATCH, sizeof *w);
+    vf_error e;
+    if (!w || network(h, h->root, &e) != VF_OK) {
+        free(w);
+        return; /* each open then fetches, or says why not */
+    }
+    for (size_t at = 0; at < n; at += PREFETCH_BATCH)
+        prefetch_batch(h, paths + at, n - at < PREFETCH_BATCH ? n - at : PREFETCH_BATCH, need, w);
+    free(w);
+}
+
+const vf__fs_ops vf__hub_fs_ops = {fs_open, fs_exists, fs_read_small, fs_prefetch};
