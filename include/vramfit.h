@@ -385,9 +385,8 @@ VF_API vf_status vf_model_open(const char *source, vf_model **out, vf_error *err
 VF_API void vf_model_free(vf_model *m);
 
 /**
- * How a Hugging Face Hub id is opened (vf_model_open_with). Zero-initialise,
- * set size = sizeof(vf_open_opts); fields past a caller's size read as 0, so
- * a caller built against an older header stays correct.
+ * How a Hugging Face Hub id is opened (vf_model_open_with). Zero-initialise
+ * it (all zeros: the defaults); pinned as the ABI rule above says.
  *
  * A source "hf://org/name[@rev][:QUANT]" is always the Hub (or a cache of
  * it); a plain "org/name" is looked up in the local Hugging Face cache
@@ -397,16 +396,17 @@ VF_API void vf_model_free(vf_model *m);
  * $XDG_CACHE_HOME/vramfit (else ~/.cache/vramfit). Not thread-safe on first
  * use (libcurl's global initialisation). See docs/hub.md.
  */
-typedef struct vf_open_opts {
-    size_t size;         /* sizeof(vf_open_opts) as the caller knows it */
+/** Progress of a repository's headers: done of total requests answered. */
+typedef void (*vf_open_progress_fn)(void *ctx, size_t done, size_t total);
+typedef struct vf_open_opts { VF_GROWABLE_BEGIN
     bool offline;        /* never touch the network (as HF_HUB_OFFLINE=1) */
     bool refresh;        /* fetch again whatever vramfit's cache holds */
     const char *file;    /* a repository's file by name (--file) */
     long hub_timeout_s;  /* per HTTP request, total; 0: 60 s */
-    /* called as a repository's many headers arrive (may be NULL) */
-    void (*progress)(void *ctx, size_t done, size_t total);
+    vf_open_progress_fn progress; /* called as many headers arrive (may be NULL) */
     void *progress_ctx;
-} vf_open_opts;
+VF_GROWABLE_END(128) } vf_open_opts;
+VF_SIZE_PINNED(vf_open_opts, 128);
 
 /** vf_model_open with options (opts may be NULL: the defaults). */
 VF_API vf_status vf_model_open_with(const char *source, const vf_open_opts *opts, vf_model **out, vf_error *err);

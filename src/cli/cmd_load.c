@@ -225,6 +225,13 @@ int cmd_load(int argc, char **argv)
     int rc = vf_cli_open_model(src, &m);
     if (rc)
         return rc;
+    if (strncmp(vf_model_source(m), "hf://", 5) == 0) { /* headers only were read: no bytes to stream */
+        fprintf(stderr, "vramfit: %s: load streams local files, and this model is on the Hub only: download it "
+                        "(huggingface-cli download %s) and load it from the Hugging Face cache\n",
+                vf_model_source(m), vf_model_source(m) + 5);
+        vf_model_free(m);
+        return VF_EXIT_INPUT;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static vf_open_opts hub_opts = {.size = sizeof(vf_open_opts)};
+static vf_open_opts hub_opts;
 
 static void progress(void *ctx, size_t done, size_t total)
 {

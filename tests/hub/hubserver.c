@@ -347,7 +347,8 @@ static void *serve_conn(void *arg)
         if (has_auth)
             snprintf(auth, sizeof auth, "%s", v);
         size_t used = (size_t)(end + 4 - head);
-        if (!handle(c.fd, path, range[0] ? range : NULL, has_auth ? auth : NULL, c.cdn))
+        bool close_after = strstr(head, "HTTP/1.0") || ((v = header(head, "Connection")) && !strcasecmp(v, "close"));
+        if (!handle(c.fd, path, range[0] ? range : NULL, has_auth ? auth : NULL, c.cdn) || close_after)
             goto out;
         memmove(head, head + used, have - used);
         have -= used;

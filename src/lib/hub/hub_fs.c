@@ -119,7 +119,7 @@ static vf_status take(hub_file *f, vf__http_req *r, const char *label, vf_error 
     if (f->have_total && r->total != f->total)
         return vf__err(err, VF_EIO, label, "the file's size changed between requests (%llu, then %llu bytes)",
                        (unsigned long long)f->total, (unsigned long long)r->total);
-    if (r->len == 0 || r->len > SIZE_MAX - f->len - 1)
+    if ((r->len == 0 && r->total != 0) || r->len > SIZE_MAX - f->len - 1)
         return vf__err(err, VF_EIO, label, "the server sent no bytes for the range asked for");
     unsigned char *d = realloc(f->data, f->len + r->len + 1);
     if (!d)

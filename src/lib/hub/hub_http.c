@@ -324,7 +324,10 @@ static bool end_hop(xfer *x, CURLcode res)
         x->url = next;
         return start_hop(x) == VF_OK;
     }
-    if (code < 200 || code > 299)
+    if (code == 416 && x->r->ranged && x->r->first == 0 && strcmp(x->content_range, "bytes */0") == 0) {
+        x->r->total = 0; /* an empty file: no byte range exists in it */
+        x->r->st = VF_OK;
+    } else if (code < 200 || code > 299)
         http_error(x, code);
     else if (check_body(x, code) == VF_OK)
         r->st = VF_OK;

@@ -358,8 +358,8 @@ vf_status vf_model_open_with(const char *source, const vf_open_opts *opts, vf_mo
     *out = NULL;
     vf_open_opts o;
     memset(&o, 0, sizeof o);
-    if (opts) /* a caller built against an older header passes a shorter struct */
-        memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
+    if (opts)
+        o = *opts;
     vf_status st;
     vf_model *m = NULL;
     if (vf__is_dir(source))
