@@ -339,7 +339,7 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
             snprintf((*mp)->origin, sizeof (*mp)->origin, "the embedded catalog");
             return st;
         }
-        if (!hub || offline || id.quant[0] || st != VF_ENOENT) {
+        if (!hub || offline || st != VF_ENOENT) {
             if (err)
                 *err = ce;
             return st;
