@@ -40,7 +40,7 @@ static void usage(FILE *f)
 /* The commands that take MODEL also take the Hub options (hub_args.c). */
 static bool takes_model(const char *name)
 {
-    static const char *const with_model[] = {"inspect", "estimate", "fit", "plan", "load"};
+    static const char *const with_model[] = {"inspect", "estimate", "fit", "plan", "load", "sweep", "oom"};
     for (size_t i = 0; i < sizeof with_model / sizeof with_model[0]; i++)
         if (strcmp(name, with_model[i]) == 0)
             return true;
