@@ -126,7 +126,8 @@ static const vf_suggestion *launchable(const vf_fit *f)
 
 /* What to launch: as asked when it fits, else the fewest GPUs, else the
  * cheapest launchable change. -1 to go on, else an exit code. */
-static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choice *c, const vf_fit *f, chosen *ch)
+static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choice *c, const vf_fit *f, uint32_t per_node,
+                  chosen *ch)
 {
     ch->o = a->est;
     ch->gpu_bytes = c->gpu.memory_bytes;
@@ -142,6 +143,11 @@ static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choi
         }
         if (!ch->o.gpus)
             ch->o.gpus = ch->gpus;
+        if (ch->o.mode == VF_MODE_TRAINING && ch->gpus > per_node && ch->gpus % per_node) {
+            ch->gpus += per_node - ch->gpus % per_node;
+            ch->o.gpus = ch->gpus;
+            note("training past one node takes whole nodes: planning for %u GPUs", ch->gpus);
+        }
         return -1;
     }
     if (f->min_gpus) {
@@ -156,12 +162,19 @@ static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choi
         ch->o.train.zero = f->min_zero;
         if (f->min_zero >= 3)
             ch->o.train.fsdp = 0;
+        /* a training job past one node takes whole nodes: its sharded states only shrink */
+        if (ch->o.mode == VF_MODE_TRAINING && ch->gpus > per_node && ch->gpus % per_node) {
+            ch->gpus += per_node - ch->gpus % per_node;
+            ch->o.gpus = ch->gpus;
+        }
         if (ch->o.mode == VF_MODE_TRAINING && ch->gpus == c->count)
             note("does not fit on %u as asked; planning with ZeRO-%d over the %u GPUs", c->count, ch->o.train.zero,
                  ch->gpus);
-        else
-            note("does not fit on %u; planning for %u x %s on %u node%s (%s)", c->count, ch->gpus, c->name,
-                 f->min_nodes, f->min_nodes == 1 ? "" : "s", f->parallelism);
+        else {
+            uint32_t nodes = ch->gpus / per_node + (ch->gpus % per_node != 0);
+            note("does not fit on %u; planning for %u x %s on %u node%s (%s%s)", c->count, ch->gpus, c->name, nodes,
+                 nodes == 1 ? "" : "s", f->parallelism, ch->gpus != f->min_gpus ? "; whole nodes" : "");
+        }
         return -1;
     }
     const vf_suggestion *pick = launchable(f);
@@ -181,11 +194,6 @@ static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choi
 static int emit(const vf_cli_fit_args *a, vf_engine engine, const vf_model *m, const vf_gpu_choice *c,
                 chosen *ch, uint32_t per_node)
 {
-    /* a training job past one node takes whole nodes: its sharded states only shrink */
-    if (ch->o.mode == VF_MODE_TRAINING && ch->gpus > per_node && ch->gpus % per_node) {
-        ch->gpus += per_node - ch->gpus % per_node;
-        ch->o.gpus = ch->gpus;
-    }
     vf_estimate *est = calloc(1, sizeof *est);
     char *buf = malloc(1 << 16);
     vf_error e = {0};
@@ -253,7 +261,7 @@ int cmd_plan(int argc, char **argv)
                           .gpu = c.from_catalog ? &c.gpu : NULL, .nodes = a.nodes, .gpus_per_node = per_node};
         if (vf_fit_run(m, &fo, f, &e) != VF_OK)
             rc = vf_report_error(&e);
-        else if ((rc = choose(&a, m, &c, f, &ch)) < 0)
+        else if ((rc = choose(&a, m, &c, f, per_node, &ch)) < 0)
             rc = emit(&a, engine, m, &c, &ch, per_node);
     }
     free(f);

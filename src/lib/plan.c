@@ -235,6 +235,8 @@ vf_status vf_plan_emit_nodes(vf_engine engine, const vf_model *m, const char *mo
     l.nodes = l.gpus / l.per_node + (l.gpus % l.per_node != 0);
     if (l.nodes == 1)
         l.per_node = l.gpus;
+    else if (o->mode == VF_MODE_TRAINING)
+        l.gpus = l.nodes * l.per_node; /* the launchers start the same ranks on every node */
     switch (engine) {
     case VF_ENGINE_VLLM:
         emit_vllm(&b, ref, o, e, &l);

@@ -150,3 +150,15 @@ fi
 lines_of accelerate "$TMP/acc.txt" >"$TMP/acc.launch"
 flags_ok "plan: accelerate launch flags documented" tests/data/plan/launcher-flags.txt "$TMP/acc.launch"
 check_err "plan: --train with llamacpp" 2 "deepspeed or accelerate" "$VF" plan x --emit llamacpp --train
+# A training job past one node takes whole nodes: whatever count fit finds for 405B full
+# fine-tuning with ZeRO-3 on H100, the plan launches ceil(count / 8) nodes of 8.
+"$VF" fit meta-llama/Meta-Llama-3.1-405B --train --gpu H100 --seq-len 2048 --grad-checkpoint full --json >"$TMP/t405.json"
+n=$(jq .min_gpus "$TMP/t405.json")
+nodes=$(((n + 7) / 8))
+check_json "fit: 405B training: nodes of 8 for its count" 0 ".min_gpus > 8 and .min_nodes == $nodes" cat "$TMP/t405.json"
+run "plan: 405B training takes whole nodes" 0 "$VF" plan meta-llama/Meta-Llama-3.1-405B --emit deepspeed --gpu H100 --seq-len 2048 --grad-checkpoint full &&
+    if grep -q -- "--num_nodes $nodes --num_gpus 8" "$TMP/out" && grep -q "planning for $((nodes * 8)) x" "$TMP/err"; then
+        ok "plan: 405B training takes whole nodes"
+    else
+        fail "plan: 405B training takes whole nodes" "$(cat "$TMP/err")"
+    fi

@@ -679,6 +679,19 @@ static void test_plan_deepspeed(void **state)
                                 "bf16=True, gradient_checkpointing=True, deepspeed=\"ds_config.json\")\n"));
     assert_non_null(strstr(buf, "\ndeepspeed --num_gpus 4 train.py --deepspeed ds_config.json\n"));
     json_decref(j);
+    /* 12 GPUs on nodes of 8: the launchers start 8 ranks on each of 2 nodes, and
+     * the config's global batch counts all 16 (DeepSpeed checks it against the
+     * world size) */
+    char big[8192];
+    assert_int_equal(vf_plan_emit_nodes(VF_ENGINE_DEEPSPEED, m, "x", &o, &e, 80 * GIB, 12, 8, big, sizeof big, NULL),
+                     VF_OK);
+    j = ds_config_of(big, &je);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "train_batch_size")), 2 * 8 * 16);
+    assert_non_null(strstr(big, "\nnode1 slots=8\nnode2 slots=8\n#"));
+    assert_non_null(strstr(big, "--num_nodes 2 --num_gpus 8 "));
+    assert_non_null(strstr(big, "torchrun --nnodes 2 --nproc-per-node 8 --node-rank NODE_RANK "));
+    json_decref(j);
     vf_engine en;
     assert_int_equal(vf_engine_parse("llama.cpp", &en), VF_OK);
     assert_int_equal(en, VF_ENGINE_LLAMACPP);
