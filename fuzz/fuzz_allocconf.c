@@ -5,7 +5,8 @@
  * tensor), under a memory fraction picked by the last byte. After every
  * step: allocated never above reserved, peaks never below the current
  * figures; at the end, with everything freed and the cache emptied, nothing
- * reserved outside expandable segments. */
+ * reserved outside expandable segments. With a freeze taken halfway, the
+ * frozen copy must follow the original figure for figure. */
 #include "alloc_torch.h"
 
 #include <stdint.h>
@@ -45,28 +46,49 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vf__talloc *a = vf__talloc_new(&c, (uint64_t)64 << 30);
     if (!a)
         return 0;
-    uint32_t live[LIVE];
+    uint32_t live[LIVE], flive[LIVE];
     size_t k = 0;
+    /* halfway, a freeze (what a model's weights are kept as): from there the
+     * same operations go to both, on the tensors made after it, and both
+     * must give the same figures */
+    vf__talloc *f = NULL;
     for (size_t i = 0; i + 3 <= nops; i += 3) {
+        if (!f && i >= nops / 2 && (nops & 2)) {
+            if (!(f = vf__talloc_freeze(a)))
+                break;
+            k = 0; /* the tensors before it stay allocated for good */
+        }
         if ((ops[i] & 1) && k) {
             size_t j = ops[i + 1] % k;
             vf__talloc_release(a, live[j]);
+            vf__talloc_release(f, f ? flive[j] : 0);
             live[j] = live[--k];
+            flive[j] = flive[k];
         } else if (k < LIVE) {
             uint64_t sz = (uint64_t)ops[i + 1] << (ops[i + 2] % 41);
-            uint32_t h = vf__talloc_malloc(a, sz);
+            uint32_t h = vf__talloc_malloc(a, sz), g = f ? vf__talloc_malloc(f, sz) : 0;
+            if (f && !h != !g)
+                abort();
             if (h)
-                live[k++] = h;
+                live[k] = h, flive[k++] = g;
         }
         check(a);
+        if (f) {
+            vf__tstats sa = vf__talloc_stats(a), sf = vf__talloc_stats(f);
+            if (sa.allocated != sf.allocated || sa.reserved != sf.reserved || sa.peak_reserved != sf.peak_reserved)
+                abort();
+        }
     }
-    while (k)
-        vf__talloc_release(a, live[--k]);
-    vf__talloc_empty_cache(a);
-    check(a);
-    vf__tstats s = vf__talloc_stats(a);
-    if (s.allocated || (!c.expandable && s.reserved))
-        abort();
+    if (!f) {
+        while (k)
+            vf__talloc_release(a, live[--k]);
+        vf__talloc_empty_cache(a);
+        check(a);
+        vf__tstats s = vf__talloc_stats(a);
+        if (s.allocated || (!c.expandable && s.reserved))
+            abort();
+    }
+    vf__talloc_free(f);
     vf__talloc_free(a);
     return 0;
 }

@@ -26,6 +26,7 @@ typedef struct blk {
     uint64_t gc_base; /* the pool's get_free_block count when it was cached */
     uint32_t prev, next;
     bool small, allocated, mapped, live;
+    bool pinned; /* in a segment with a block that is never freed (dropped by a freeze): never unsplit */
 } blk;
 
 typedef struct pool {
@@ -331,7 +332,7 @@ static void release_block(vf__talloc *a, pool *p, uint32_t i)
     blk_delete(a, i);
 }
 
-static bool unsplit(vf__talloc *a, uint32_t i) { return !B(a, i)->prev && !B(a, i)->next; }
+static bool unsplit(vf__talloc *a, uint32_t i) { return !B(a, i)->prev && !B(a, i)->next && !B(a, i)->pinned; }
 
 /* release_cached_blocks / release_blocks: every unsplit cached segment. */
 static void release_cached(vf__talloc *a)
@@ -440,6 +441,7 @@ static uint32_t alloc_expandable(vf__talloc *a, pool *p, bool small, uint64_t si
         f = blk_new(a, B(a, t)->addr, map, small);
         if (!f)
             return NONE;
+        B(a, f)->pinned = B(a, t)->pinned;
         B(a, f)->prev = B(a, t)->prev;
         if (B(a, f)->prev)
             B(a, B(a, f)->prev)->next = f;
@@ -471,6 +473,7 @@ static uint32_t take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
         if (!r)
             return NONE;
         blk *x = B(a, i), *rx = B(a, r);
+        rx->pinned = x->pinned; /* a segment with a block that is never freed */
         rx->next = x->next;
         if (rx->next)
             B(a, rx->next)->prev = r;
@@ -549,6 +552,7 @@ void vf__talloc_release(vf__talloc *a, uint32_t h)
                 B(a, x->next)->prev = h;
         }
         x->size += sx->size;
+        x->pinned |= sx->pinned;
         blk_delete(a, s);
     }
     cache_insert(a, p, h);
@@ -611,6 +615,60 @@ void vf__talloc_free(vf__talloc *a)
     free(a->pools[1].free);
     free(a);
 }
+
+/* Copies of an allocator. keep_allocated false (a freeze): the allocated
+ * blocks are dropped — they are never freed (the weights) — and the blocks
+ * beside them are pinned, so a freed neighbour never merges across them and
+ * they never count as whole segments; the statistics stay as they were. */
+static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
+{
+    vf__talloc *c = calloc(1, sizeof *c);
+    uint32_t *map = calloc((size_t)a->n + 1, sizeof *map);
+    if (!c || !map) {
+        free(c);
+        free(map);
+        return NULL;
+    }
+    c->c = a->c, c->allowed = a->allowed, c->next_addr = a->next_addr, c->st = a->st;
+    bool ok = true;
+    for (uint32_t i = 1; i <= a->n && ok; i++) {
+        const blk *x = &a->b[i - 1];
+        if (!x->live || (x->allocated && !keep_allocated))
+            continue;
+        uint32_t j = blk_new(c, x->addr, x->size, x->small);
+        ok = j != NONE;
+        if (ok) {
+            *B(c, j) = *x;
+            map[i] = j;
+        }
+    }
+    for (uint32_t j = 1; j <= c->n && ok; j++) {
+        blk *y = B(c, j);
+        uint32_t p = y->prev, n = y->next;
+        y->prev = p ? map[p] : NONE;
+        y->next = n ? map[n] : NONE;
+        y->pinned |= (p && !y->prev) || (n && !y->next);
+    }
+    for (int k = 0; k < 2 && ok; k++) {
+        const pool *pa = &a->pools[k];
+        pool *pc = &c->pools[k];
+        pc->gc_calls = pa->gc_calls;
+        pc->tail = pa->tail ? map[pa->tail] : NONE;
+        for (uint32_t f = 0; f < pa->n_free && ok; f++)
+            ok = cache_insert(c, pc, map[pa->free[f]]);
+        for (uint32_t f = 0; f < pc->n_free; f++) /* cache_insert restamped it */
+            B(c, pc->free[f])->gc_base = a->b[pa->free[f] - 1].gc_base;
+    }
+    free(map);
+    if (!ok) {
+        vf__talloc_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+vf__talloc *vf__talloc_freeze(const vf__talloc *a) { return a ? copy(a, false) : NULL; }
+vf__talloc *vf__talloc_clone(const vf__talloc *a) { return a ? copy(a, true) : NULL; }
 
 vf__tstats vf__talloc_stats(const vf__talloc *a)
 {

@@ -47,6 +47,11 @@ VF_HIDDEN void vf__talloc_release(vf__talloc *a, uint32_t h);
 /* torch.cuda.empty_cache(): unsplit cached segments go back to the driver. */
 VF_HIDDEN void vf__talloc_empty_cache(vf__talloc *a);
 VF_HIDDEN vf__tstats vf__talloc_stats(const vf__talloc *a);
+/* A copy that behaves as a does from here on (NULL on no host memory; a's
+ * handles do not carry over). A freeze drops the allocated blocks, which must then never be freed — the
+ * state after the weights, kept to replay many estimates from. */
+VF_HIDDEN vf__talloc *vf__talloc_clone(const vf__talloc *a);
+VF_HIDDEN vf__talloc *vf__talloc_freeze(const vf__talloc *a);
 /* The size a request of n bytes occupies in its block (round_size). */
 VF_HIDDEN uint64_t vf__talloc_round(const vf__talloc *a, uint64_t n);
 

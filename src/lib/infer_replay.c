@@ -45,7 +45,7 @@ void vf__replay_generate(vf__replay *r, const vf_model *m, const vf__gen_shape *
         free(v);
         return;
     }
-    vf__replay_weights(r, m, g->scheme, g->keep, g->share);
+    vf__replay_weights(r, m, g->scheme, g->keep, g->share, 0);
     vf__replay_alloc(r, g->cublas);
     /* prefill */
     uint32_t mask = vf__replay_alloc(r, g->mask);

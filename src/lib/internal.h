@@ -77,6 +77,9 @@ struct vf_model {
     struct vf__wlayers *wmemo;
     void (*wmemo_free)(struct vf__wlayers *);
     char origin[600]; /* which source answered (vf_model_origin) */
+    /* the caching allocator's state after the weights, per load (replay_torch.c), the same way */
+    struct vf__rmemo *rmemo;
+    void (*rmemo_free)(struct vf__rmemo *);
 };
 
 VF_HIDDEN vf_model *vf__model_new(vf_format fmt, const char *source);

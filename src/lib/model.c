@@ -62,6 +62,8 @@ void vf_model_free(vf_model *m)
     json_decref(m->gguf_kv);
     if (m->wmemo_free)
         m->wmemo_free(m->wmemo);
+    if (m->rmemo_free)
+        m->rmemo_free(m->rmemo);
     free(m->source);
     free(m);
 }

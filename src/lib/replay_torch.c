@@ -3,7 +3,9 @@
  * load places them, and the figures a replay yields. */
 #include "replay_torch.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 vf_status vf__replay_open(vf__replay *r, const vf_estimate_opts *o, vf_error *err)
@@ -63,10 +65,58 @@ void vf__replay_free_all(vf__replay *r, uint32_t *h, size_t *n)
     *n = 0;
 }
 
-void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf_dtype keep, double share)
+/* The allocator after a model's weights, one entry per way of loading them
+ * (scheme, kept dtype, share, training bytes, allocator settings): a fit
+ * runs hundreds of estimates of one model, and replaying ~90k tensors each
+ * time (DeepSeek-V3) would be most of its time. Entries are frozen
+ * (alloc_torch.c): each estimate continues from a clone. Bounded: past
+ * MEMO_MAX entries a model's loads are replayed every time. */
+#define MEMO_MAX 64
+
+typedef struct vf__rmemo {
+    struct vf__rmemo *next;
+    char scheme[32];
+    vf_dtype keep;
+    double share;
+    uint32_t train_bytes;
+    vf__tconf conf;
+    vf__talloc *frozen;
+} vf__rmemo;
+
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void memo_free(vf__rmemo *l)
+{
+    while (l) {
+        vf__rmemo *next = l->next;
+        vf__talloc_free(l->frozen);
+        free(l);
+        l = next;
+    }
+}
+
+static bool same_conf(const vf__tconf *a, const vf__tconf *b)
+{
+    return a->max_split == b->max_split && a->roundup_div == b->roundup_div && a->gc_threshold == b->gc_threshold &&
+           a->fraction == b->fraction && a->expandable == b->expandable && a->async_backend == b->async_backend;
+}
+
+static const vf__rmemo *memo_find(const vf_model *m, const vf__rmemo *key, size_t *n)
+{
+    *n = 0;
+    for (const vf__rmemo *l = m->rmemo; l; l = l->next, (*n)++)
+        if (l->keep == key->keep && l->share == key->share && l->train_bytes == key->train_bytes &&
+            !strcmp(l->scheme, key->scheme) && same_conf(&l->conf, &key->conf))
+            return l;
+    return NULL;
+}
+
+/* Every tensor, in file order, as the load places it. */
+static void load_tensors(vf__replay *r, const vf_model *m, const char *scheme, vf_dtype keep, double share,
+                         uint32_t train_bytes)
 {
     vf__pricer p;
-    if (vf__pricer_init(&p, m, scheme, keep, NULL) != VF_OK) {
+    if (vf__pricer_init(&p, m, train_bytes ? "" : scheme, keep, NULL) != VF_OK) {
         r->broken = true;
         return;
     }
@@ -74,9 +124,13 @@ void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf
         const vf_tensor *t = &m->tensors[i];
         if (t->flags & VF_TENSOR_MTP)
             continue;
+        if (train_bytes) { /* parameters at the training precision, buffers as stored */
+            bool param = !(t->flags & VF_TENSOR_NOT_PARAM);
+            vf__replay_alloc(r, param ? vf__smul(t->n_params, train_bytes) : t->n_bytes);
+            continue;
+        }
         bool q;
-        uint64_t b = vf__pricer_tensor(&p, i, &q);
-        b = (uint64_t)((double)b * share);
+        uint64_t b = (uint64_t)((double)vf__pricer_tensor(&p, i, &q) * share);
         /* bitsandbytes / GPTQ loads move the 16-bit tensor to the GPU and
          * quantize it there (Params4bit / Int8Params .cuda()) */
         uint32_t src = q && !p.gguf ? vf__replay_alloc(r, (uint64_t)((double)t->n_bytes * share)) : 0;
@@ -84,6 +138,45 @@ void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf
         vf__replay_free(r, src);
     }
     vf__pricer_free(&p);
+}
+
+void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf_dtype keep, double share,
+                        uint32_t train_bytes)
+{
+    vf__rmemo key = {.keep = keep, .share = share, .train_bytes = train_bytes, .conf = r->conf};
+    snprintf(key.scheme, sizeof key.scheme, "%s", scheme ? scheme : "");
+    vf_model *mm = (vf_model *)m; /* the cache is not part of the model's value */
+    size_t n;
+    pthread_mutex_lock(&memo_lock);
+    const vf__rmemo *hit = memo_find(m, &key, &n);
+    vf__talloc *c = hit ? vf__talloc_clone(hit->frozen) : NULL;
+    pthread_mutex_unlock(&memo_lock);
+    if (c) {
+        vf__talloc_free(r->a);
+        r->a = c;
+        return;
+    }
+    load_tensors(r, m, key.scheme, keep, share, train_bytes);
+    if (r->broken || hit || n >= MEMO_MAX)
+        return;
+    vf__rmemo *e = malloc(sizeof *e);
+    if (!e || !(key.frozen = vf__talloc_freeze(r->a))) {
+        free(e);
+        return;
+    }
+    *e = key;
+    pthread_mutex_lock(&memo_lock);
+    if (!memo_find(m, &key, &n)) {
+        e->next = mm->rmemo;
+        mm->rmemo = e;
+        mm->rmemo_free = memo_free;
+        e = NULL;
+    }
+    pthread_mutex_unlock(&memo_lock);
+    if (e) {
+        vf__talloc_free(e->frozen);
+        free(e);
+    }
 }
 
 void vf__replay_finish(vf__replay *r, vf_estimate *e, uint64_t allocated, uint64_t context, uint64_t outside)

@@ -26,8 +26,12 @@ VF_HIDDEN void vf__replay_free_all(vf__replay *r, uint32_t *h, size_t *n);
 /* The weights as a load places them on one GPU: one block per tensor in
  * file order, each scaled by share (tensor parallel), and for a quantizing
  * load the tensor's 16-bit source beside its quantized copy until it is
- * quantized. Multi-token-prediction tensors are not loaded. */
-VF_HIDDEN void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf_dtype keep, double share);
+ * quantized; train_bytes > 0: every parameter at that many bytes (the
+ * training precision), buffers as stored. Multi-token-prediction tensors
+ * are not loaded. Kept with the model once replayed (frozen) and continued
+ * from a copy after. */
+VF_HIDDEN void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf_dtype keep, double share,
+                                  uint32_t train_bytes);
 
 /* transformers' generate(), as the memory model describes it: the weights,
  * the cuBLAS workspace, the prefill (the 4-D mask under eager attention, the

@@ -196,12 +196,7 @@ bool vf__train_replay(vf__replay *r, const vf_model *m, const vf_train_opts *t, 
         return true;
     }
     /* the model on the GPU (its parameters at the training precision, its buffers) */
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        const vf_tensor *tt = &m->tensors[i];
-        if (tt->flags & VF_TENSOR_MTP)
-            continue;
-        vf__replay_alloc(r, trainable(tt) ? vf__smul(tt->n_params, c->w_bytes) : tt->n_bytes);
-    }
+    vf__replay_weights(r, m, "", VF_DTYPE_UNKNOWN, 1.0, c->w_bytes);
     vf__replay_alloc(r, ws);
     for (int step = 0; step < 2 && !r->broken; step++)
         one_step(&x, blocks, &outside);

@@ -265,12 +265,61 @@ static void conf_parsing(void **state)
     assert_true(c.async_backend);
 }
 
+/* A freeze (the state after the weights, replayed once per model) behaves
+ * as the allocator it was taken from: the same operations after it give the
+ * same figures, step by step, in both layouts. */
+static void freeze_behaves_alike(void **state)
+{
+    (void)state;
+    const char *confs[] = {"", "expandable_segments:True", "max_split_size_mb:20"};
+    for (size_t c = 0; c < 3; c++) {
+        vf__talloc *a = fresh(confs[c], 0);
+        /* "weights": a split 20 MiB segment, an unsplit 12 MiB one, a small
+         * block, a 12 MiB segment with a 1.5 MiB rest */
+        vf__talloc_malloc(a, 5 * MiB);
+        vf__talloc_malloc(a, 11 * MiB);
+        vf__talloc_malloc(a, 1000);
+        vf__talloc_malloc(a, 10 * MiB + MiB / 2);
+        vf__talloc *f = vf__talloc_freeze(a);
+        assert_non_null(f);
+        vf__talloc *both[2] = {a, f};
+        uint32_t h[2][3];
+        for (int k = 0; k < 2; k++) {
+            vf__talloc *x = both[k];
+            h[k][0] = vf__talloc_malloc(x, 3 * MiB);
+            h[k][1] = vf__talloc_malloc(x, 12 * MiB);
+            vf__talloc_release(x, h[k][0]);
+            h[k][2] = vf__talloc_malloc(x, MiB + MiB / 4);
+            vf__talloc_release(x, h[k][1]);
+            vf__talloc_release(x, h[k][2]);
+            vf__talloc_malloc(x, 30 * MiB);
+            vf__talloc_malloc(x, 2000);
+        }
+        vf__tstats sa = vf__talloc_stats(a), sf = vf__talloc_stats(f);
+        assert_int_equal(sa.allocated, sf.allocated);
+        assert_int_equal(sa.reserved, sf.reserved);
+        assert_int_equal(sa.peak_reserved, sf.peak_reserved);
+        vf__talloc_empty_cache(a);
+        vf__talloc_empty_cache(f);
+        sa = vf__talloc_stats(a), sf = vf__talloc_stats(f);
+        assert_int_equal(sa.reserved, sf.reserved);
+        assert_int_equal(sa.segments, sf.segments);
+        vf__talloc *g = vf__talloc_clone(f);
+        assert_non_null(g);
+        assert_int_equal(vf__talloc_stats(g).reserved, sf.reserved);
+        vf__talloc_free(g);
+        vf__talloc_free(f);
+        vf__talloc_free(a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rounding),   cmocka_unit_test(small_pool),         cmocka_unit_test(large_pool),
         cmocka_unit_test(reuse_and_merge), cmocka_unit_test(max_split),     cmocka_unit_test(expandable),
         cmocka_unit_test(empty_cache_and_limits), cmocka_unit_test(conf_parsing),
+        cmocka_unit_test(freeze_behaves_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
