@@ -152,7 +152,9 @@ static void fetch(vf__hub *h, want *w, size_t n)
     size_t k = 0;
     for (size_t i = 0; rs && i < n; i++) {
         hub_file *f = w[i].f;
-        uint64_t last = w[i].upto > f->len + VF_HUB_FIRST_READ ? w[i].upto : f->len + VF_HUB_FIRST_READ;
+        /* the first read is 64 KiB (the size comes with it); later ones only
+         * what the reader asked for, so a long header costs exactly itself */
+        uint64_t last = f->len == 0 && w[i].upto < VF_HUB_FIRST_READ ? VF_HUB_FIRST_READ : w[i].upto;
         if (f->have_total && last > f->total)
             last = f->total;
         if (f->have_total && f->len >= last)
