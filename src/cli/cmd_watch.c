@@ -257,6 +257,7 @@ int cmd_watch(int argc, char **argv)
     memset(&w, 0, sizeof w);
     w.interval_ms = a.interval_ms;
     w.merged = 1;
+    w.max_rows = WATCH_MAX_ROWS;
     if ((rc = open_gpus(&w, a.gpu)) >= 0) {
         free_run(&w);
         return rc;

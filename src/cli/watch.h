@@ -46,6 +46,8 @@ typedef struct watch_run {
     double *t;
     uint64_t *used, *tree;
     size_t rows, cap, merged;  /* merged: how many samples a row stands for (a power of 2) */
+    size_t max_rows;           /* WATCH_MAX_ROWS (a test sets fewer) */
+    size_t in_last;            /* samples the last row holds (up to merged) */
     uint64_t samples;          /* taken, before any merging */
     /* the sampler thread */
     pthread_t thread;

@@ -113,7 +113,7 @@ void vf_watch_print(const watch_run *w, const watch_report *r)
                    100.0 * ((double)r->estimate - (double)m) / (double)m, vf_fmt_bytes(m, u, b2, sizeof b2));
     }
     if (w->merged > 1)
-        printf("(past %zu rows the timeline keeps the maximum of each %zu samples)\n", (size_t)WATCH_MAX_ROWS, w->merged);
+        printf("(past %zu rows the timeline keeps the maximum of each %zu samples)\n", w->max_rows, w->merged);
 }
 
 static json_t *err_json(const watch_err *e, const char *what)

@@ -1,7 +1,7 @@
 /* watch_sample.c — the samples: every GPU's used memory and the watched
  * tree's own (NVML's per-process figures of its processes), taken by a
  * thread at the interval while the command runs, kept in memory that stays
- * bounded however long it runs: past WATCH_MAX_ROWS rows, pairs of rows
+ * bounded however long it runs: past max_rows rows (WATCH_MAX_ROWS), pairs of rows
  * merge into one with their maxima, so the peaks survive and the timeline
  * keeps its shape at half the resolution. NVML errors are counted per GPU
  * and kind with the first one's message and time; a sample that fails is a
@@ -30,6 +30,8 @@ static void note_err(watch_err *e, double t, const char *msg)
     }
 }
 
+static uint64_t max_of(uint64_t a, uint64_t b) { return a == NO_VALUE ? b : b == NO_VALUE ? a : a > b ? a : b; }
+
 /* Halves the rows: each pair becomes its first time and its maxima. */
 static void merge_pairs(watch_run *w)
 {
@@ -39,8 +41,8 @@ static void merge_pairs(watch_run *w)
         for (size_t k = 0; k < g; k++) {
             uint64_t a = w->used[2 * r * g + k], b = w->used[(2 * r + 1) * g + k];
             uint64_t c = w->tree[2 * r * g + k], d = w->tree[(2 * r + 1) * g + k];
-            w->used[r * g + k] = a == NO_VALUE ? b : b == NO_VALUE ? a : a > b ? a : b;
-            w->tree[r * g + k] = c == NO_VALUE ? d : d == NO_VALUE ? c : c > d ? c : d;
+            w->used[r * g + k] = max_of(a, b);
+            w->tree[r * g + k] = max_of(c, d);
         }
     }
     if (w->rows % 2) { /* the odd last row stays as it is */
@@ -49,6 +51,7 @@ static void merge_pairs(watch_run *w)
         memmove(w->tree + half * g, w->tree + (w->rows - 1) * g, g * sizeof *w->tree);
         half++;
     }
+    w->in_last = w->rows % 2 ? w->merged : 2 * w->merged;
     w->rows = half;
     w->merged *= 2;
 }
@@ -59,7 +62,9 @@ static bool room(watch_run *w)
     if (w->rows < w->cap)
         return true;
     size_t cap = w->cap ? w->cap * 2 : 1024;
-    if (w->cap < WATCH_MAX_ROWS) {
+    if (cap > w->max_rows)
+        cap = w->max_rows;
+    if (w->cap < w->max_rows) {
         double *t = realloc(w->t, cap * sizeof *t);
         if (t)
             w->t = t;
@@ -103,10 +108,26 @@ static uint64_t tree_bytes(watch_run *w, watch_gpu *g, double t)
     return sum;
 }
 
+/* The row a sample goes to: the last one until it holds merged samples. */
+static bool row_for_sample(watch_run *w, bool *combine)
+{
+    *combine = w->rows > 0 && w->in_last < w->merged;
+    if (*combine) {
+        w->in_last++;
+        return true;
+    }
+    if (!room(w))
+        return false;
+    *combine = w->rows > 0 && w->in_last < w->merged; /* merging may have left room in the last row */
+    w->in_last = *combine ? w->in_last + 1 : 1;
+    return true;
+}
+
 void vf_watch_sample(watch_run *w, bool keep, uint64_t *used_out)
 {
     double t = vf_watch_now() - w->start;
-    bool stored = keep && room(w);
+    bool combine = false, stored = keep && row_for_sample(w, &combine);
+    size_t row = combine ? w->rows - 1 : w->rows;
     for (size_t k = 0; k < w->n_gpus; k++) {
         watch_gpu *g = &w->gpu[k];
         uint64_t used = NO_VALUE, total = 0;
@@ -131,11 +152,12 @@ void vf_watch_sample(watch_run *w, bool keep, uint64_t *used_out)
         if (keep && (used != NO_VALUE || tree != NO_VALUE))
             g->seen = true;
         if (stored) {
-            w->used[w->rows * w->n_gpus + k] = used;
-            w->tree[w->rows * w->n_gpus + k] = tree;
+            uint64_t *u = &w->used[row * w->n_gpus + k], *tr = &w->tree[row * w->n_gpus + k];
+            *u = combine ? max_of(*u, used) : used;
+            *tr = combine ? max_of(*tr, tree) : tree;
         }
     }
-    if (stored)
+    if (stored && !combine)
         w->t[w->rows++] = t;
     if (keep)
         w->samples++;
