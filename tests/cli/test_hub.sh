@@ -61,11 +61,25 @@ before=$(stat_of requests)
 exact "hub: a second run answers from vramfit's cache" fp8org/mixed "$VF" inspect hf://fp8org/mixed --json
 [ "$(stat_of requests)" -eq "$before" ] && ok "hub: the second run made no request" || fail "hub: the second run made no request" "$before then $(stat_of requests)"
 one_line "hub: the cache says it answered" "answered by vramfit's cache of the Hub"
+# a cache entry that does not check out is ignored and fetched again, never trusted
+entry=$(find "$XDG_CACHE_HOME" -name 'model-00002-of-00003.safetensors' | head -n 1)
+printf 'X' | dd of="$entry" bs=1 seek=200 conv=notrunc 2>/dev/null
+before=$(stat_of cdn_requests)
+exact "hub: a corrupted cache entry is refetched, the answer still exact" fp8org/mixed "$VF" inspect hf://fp8org/mixed --json
+[ "$(stat_of cdn_requests)" -eq $((before + 1)) ] && ok "hub: just that file was fetched again" ||
+    fail "hub: just that file was fetched again" "$before then $(stat_of cdn_requests) CDN requests"
 exact "hub: estimate/fit take Hub ids too (inspect after --refresh)" fp8org/mixed "$VF" inspect --refresh hf://fp8org/mixed --json
 check "hub: estimate of a Hub id" 0 "$VF" estimate hf://fp8org/mixed --context 1024 --json
 cache gguf
 exact "hub: gguf repository, Q4_K_M by default (as llama.cpp -hf)" "gguforg/tiny-GGUF:Q4_K_M" "$VF" inspect hf://gguforg/tiny-GGUF --json
+sent0=$(stat_of cdn_bytes)
 exact "hub: gguf repository, :Q8_0 picks by quantization" "gguforg/tiny-GGUF:Q8_0" "$VF" inspect hf://gguforg/tiny-GGUF:Q8_0 --json
+# its header (a 30,000-token list) is over 64 KiB: read in steps, never past header + 64 KiB
+ghdr=$(awk '$1 == "gguforg/tiny-GGUF:Q8_0" { print $4 }' "$TMP/expected")
+gsent=$(($(stat_of cdn_bytes) - sent0))
+[ "$ghdr" -gt 65536 ] && [ "$gsent" -ge "$ghdr" ] && [ "$gsent" -le $((ghdr + 65536)) ] &&
+    ok "hub: a gguf header of $ghdr bytes read incrementally ($gsent bytes sent)" ||
+    fail "hub: a gguf header read incrementally" "header $ghdr bytes, $gsent sent"
 exact "hub: --file names the file" "gguforg/tiny-GGUF:Q8_0" "$VF" inspect hf://gguforg/tiny-GGUF --file tiny-Q8_0.gguf --json
 check_err "hub: a quantization no file has lists the files, exit 2" 2 "tiny-Q4_K_M.gguf, tiny-Q8_0.gguf" "$VF" inspect hf://gguforg/tiny-GGUF:Q5_K
 cache gated

@@ -8,7 +8,7 @@
  *   gen_repo --deepseek CONFIG DIR   deepseek-ai/DeepSeek-V3: 163 shards in its
  *                           layout (61 layers, 256 experts, MLA, the MTP layer)
  *
- * Prints "REPO PARAMS BYTES" per repository: the sums over the tensors
+ * Prints "REPO PARAMS BYTES [HEADER]" per repository: the sums over the tensors
  * written, counted here as they are written (every stored element is a
  * parameter; bytes = elements x dtype size), independent of vramfit. */
 #include "../../bench/benchutil.h"
@@ -209,7 +209,12 @@ static void gguf_file(const char *path, uint32_t type, bool print)
         LAYER("ffn_up.weight", type, 2, H, FF);
         LAYER("ffn_down.weight", type, 2, FF, H);
     }
-    gw_begin(&w, 3, n, 9);
+    /* the Q8_0 file carries a 30,000-token list: a header over 64 KiB, read
+     * in steps as its reader walks it */
+    bool tokens = type == GW_T_Q8_0;
+    gw_begin(&w, 3, n, tokens ? 10 : 9);
+    if (tokens)
+        gw_kv_tokens(&w, "tokenizer.ggml.tokens", 30000);
     gw_kv_str(&w, "general.architecture", "llama");
     gw_kv_str(&w, "general.name", "tiny");
     gw_kv_u32(&w, "llama.block_count", L);
@@ -220,6 +225,7 @@ static void gguf_file(const char *path, uint32_t type, bool print)
     gw_kv_u32(&w, "llama.attention.head_count_kv", 2);
     gw_kv_f32(&w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
     uint64_t data = gw_tensor_infos(&w, t, n, 32);
+    uint64_t header = w.len; /* the header's bytes before the data section's padding */
     if (gw_finish(&w, path, 32, data) != 0) {
         fprintf(stderr, "gen_repo: %s: cannot write\n", path);
         exit(1);
@@ -230,8 +236,8 @@ static void gguf_file(const char *path, uint32_t type, bool print)
         bytes += gw_type_bytes(t[i].type, t[i].n_dims, t[i].ne);
     }
     if (print)
-        printf("gguforg/tiny-GGUF:%s %llu %llu\n", type == GW_T_Q8_0 ? "Q8_0" : "Q4_K_M", (unsigned long long)params,
-               (unsigned long long)bytes);
+        printf("gguforg/tiny-GGUF:%s %llu %llu %llu\n", type == GW_T_Q8_0 ? "Q8_0" : "Q4_K_M",
+               (unsigned long long)params, (unsigned long long)bytes, (unsigned long long)header);
 }
 
 static void tiny_gguf(const char *root)
