@@ -59,6 +59,9 @@ extern "C" {
  *     vf_hparams, vf_file_info, vf_dtype_info, vf_load_progress) may grow at
  *     their end freely: callers never allocate them or step through arrays
  *     of them. vf_gpu is pinned because vf_gpu_choice embeds it.
+ *   - An array of result structs a caller allocates for a call may instead
+ *     pass its element size (vf_sweep_run's point_size): the library fills
+ *     only the fields that fit in it.
  *   - A struct that outgrows its reserve takes a new soname (libvramfit.so.1).
  */
 #define VF_GROWABLE_BEGIN union { struct {
@@ -966,10 +969,11 @@ VF_API vf_status vf_local_gpus(vf_local_gpu *out, size_t cap, size_t *count, vf_
 typedef struct vf_nvml vf_nvml;
 
 /* A process with a CUDA context on a device. */
-typedef struct vf_gpu_process {
+typedef struct vf_gpu_process { VF_GROWABLE_BEGIN
     uint32_t pid;
     uint64_t used_bytes;       /* UINT64_MAX when NVML cannot say (another user's process, WDDM) */
-} vf_gpu_process;
+VF_GROWABLE_END(64) } vf_gpu_process;
+VF_SIZE_PINNED(vf_gpu_process, 64);
 
 /**
  * Opens NVML and lists the devices it can reach. No driver, a driver that
@@ -1019,7 +1023,7 @@ typedef enum vf_oom_figure {
 #define VF_OOM_MESSAGE_LEN 512
 #define VF_OOM_MAX_ADVICE 8
 
-typedef struct vf_oom_report {
+typedef struct vf_oom_report { VF_GROWABLE_BEGIN
     bool found;
     char engine[16];            /* "pytorch", "vllm", "llamacpp", "deepspeed", "accelerate" */
     char kind[24];              /* "cuda_oom", "hip_oom", "cuda_error", "kv_cache_too_small", ... */
@@ -1039,7 +1043,8 @@ typedef struct vf_oom_report {
     char message[VF_OOM_MESSAGE_LEN]; /* the first error's text, printable ASCII */
     size_t n_advice;
     char advice[VF_OOM_MAX_ADVICE][VF_NOTE_LEN];
-} vf_oom_report;
+VF_GROWABLE_END(4096) } vf_oom_report;
+VF_SIZE_PINNED(vf_oom_report, 4096);
 
 typedef struct vf_oom_scanner vf_oom_scanner;
 

@@ -304,7 +304,7 @@ vf_status vf_nvml_processes(vf_nvml *s, size_t i, vf_gpu_process *out, size_t ca
         unsigned long long used;
         memcpy(&pid, e, sizeof pid);
         memcpy(&used, e + 8, sizeof used); /* after the 4-byte pid and its padding */
-        out[(*count)++] = (vf_gpu_process){pid, used == NVML_VALUE_NOT_AVAILABLE ? UINT64_MAX : used};
+        out[(*count)++] = (vf_gpu_process){.pid = pid, .used_bytes = used == NVML_VALUE_NOT_AVAILABLE ? UINT64_MAX : used};
     }
     return VF_OK;
 }
