@@ -251,7 +251,8 @@ VF_API const char *vf_quant_scheme_name(size_t i);
 typedef enum vf_format {
     VF_FORMAT_SAFETENSORS,
     VF_FORMAT_GGUF,
-    VF_FORMAT_CONFIG /* tensors built from config.json (file or catalog) */
+    VF_FORMAT_CONFIG, /* tensors built from config.json (file or catalog) */
+    VF_FORMAT_ONNX    /* a network's graph (.onnx): initializers are the tensors */
 } vf_format;
 
 /* What a tensor is for; decides how quantizers and the memory model treat it. */
@@ -472,6 +473,43 @@ VF_API uint64_t vf_model_stored_elements(const vf_model *m);
 VF_API const char *vf_model_approximate(const vf_model *m);
 
 /* ------------------------------------------------------------------------ */
+/* Networks by their graph (ONNX: vf_model_format() == VF_FORMAT_ONNX)       */
+/* ------------------------------------------------------------------------ */
+/*
+ * An ONNX model's initializers are its tensors (exact bytes; their data is
+ * never read); these accessors describe the graph around them. Strings
+ * belong to the model.
+ */
+typedef struct vf_graph_info { VF_GROWABLE_BEGIN
+    int64_t ir_version;
+    int64_t opset;             /* the default (ai.onnx) domain's */
+    const char *producer;      /* "pytorch 1.13.0", "" when not stated */
+    size_t nodes, values, inputs, outputs, initializers, op_types;
+    uint64_t inline_bytes;     /* initializer bytes inside the .onnx file */
+    uint64_t external_bytes;   /* initializer bytes in external data files (referenced, not read) */
+    size_t aliases;            /* Identity nodes copying an initializer (exporters' deduplication) */
+    uint64_t alias_elements, alias_bytes;
+    uint64_t bytes_read;       /* what the reader read of the .onnx file */
+VF_GROWABLE_END(256) } vf_graph_info;
+VF_SIZE_PINNED(vf_graph_info, 256);
+
+typedef struct vf_graph_io { VF_GROWABLE_BEGIN
+    const char *name;
+    vf_dtype dtype;                      /* VF_DTYPE_UNKNOWN when not stated */
+    int32_t rank;                        /* -1: not stated */
+    int64_t dims[VF_MAX_DIMS];           /* -1: symbolic or unknown */
+    const char *dim_params[VF_MAX_DIMS]; /* the symbol ("batch") or NULL */
+VF_GROWABLE_END(256) } vf_graph_io;
+VF_SIZE_PINNED(vf_graph_io, 256);
+
+/** Fills out and returns true for a model read from a graph; false otherwise. */
+VF_API bool vf_model_graph_info(const vf_model *m, vf_graph_info *out);
+/** Graph input (output = false) or output i as declared; false out of range. */
+VF_API bool vf_model_graph_io(const vf_model *m, bool output, size_t i, vf_graph_io *out);
+/** Operator type i of the graph's histogram, most frequent first, and its node count; NULL out of range. */
+VF_API const char *vf_model_graph_op(const vf_model *m, size_t i, size_t *nodes);
+
+/* ------------------------------------------------------------------------ */
 /* Catalog of models (embedded config.json files)                            */
 /* ------------------------------------------------------------------------ */
 /*
@@ -618,6 +656,9 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
     uint32_t image_w, image_h; /* image size in pixels; 0 = the largest the family's processor makes */
     uint32_t max_loras;      /* vLLM --enable-lora: adapter slots (--max-loras); 0 = LoRA off */
     uint32_t max_lora_rank;  /* --max-lora-rank; 0 = 16 (vLLM's default) */
+    /* graphs (ONNX): "NAME=DIMS[;NAME=DIMS]" binding inputs' symbolic dims
+     * (DIMS as 1x3x224x224); NULL = the batch binds axis 0 only */
+    const char *graph_inputs;
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 
@@ -675,6 +716,9 @@ typedef struct vf_estimate { VF_GROWABLE_BEGIN
     uint32_t pp_stages;           /* stages; 0 or 1 = none */
     uint32_t busiest_stage;       /* 0-based: 0 holds the embeddings, pp_stages - 1 the norm and head */
     uint32_t stage_first_layer, stage_end_layer; /* its blocks [first, end) */
+    /* graphs: nodes whose output shapes could not be inferred (the estimate is
+     * partial: their tensors are not counted; the assumptions name them) */
+    uint32_t partial_nodes;
 VF_GROWABLE_END(32768) } vf_estimate;
 VF_SIZE_PINNED(vf_estimate, 32768);
 

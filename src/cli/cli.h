@@ -58,6 +58,9 @@ int vf_print_json(json_t *obj);
 /* A byte or token count as a JSON integer: saturates at INT64_MAX (JSON
  * integers are signed 64-bit in jansson), never wraps negative. */
 json_t *vf_json_u64(uint64_t v);
+/* A graph model's part of inspect (graph_out.c): NULL / nothing for other models. */
+json_t *vf_graph_json(const vf_model *m);
+void vf_graph_print(const vf_model *m, vf_units u);
 /* "vramfit: msg" on stderr; returns the exit code for the status. */
 int vf_report_error(const vf_error *e);
 /* "vramfit: fmt" on stderr for a usage error, plus the hint; returns 2. */
@@ -98,6 +101,7 @@ typedef struct vf_cli_fit_args {
     vf_estimate_opts est;
     uint32_t nodes;         /* --nodes N: machines (0 = as the devices need) */
     uint32_t gpus_per_node; /* --gpus-per-node G (0 = the catalog GPU's node) */
+    bool graph;          /* the model is a network by its graph (no context) */
 } vf_cli_fit_args;
 /* fit's, plan's and sweep's own options (before the knobs' tables). */
 extern const struct option vf_cli_fit_options[];

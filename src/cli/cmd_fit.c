@@ -154,6 +154,7 @@ void vf_cli_fit_settle(vf_cli_fit_args *a, const vf_model *m)
 {
     vf_estimate_opts *o = &a->est;
     a->approx_why = vf_model_approximate(m);
+    a->graph = vf_model_format(m) == VF_FORMAT_ONNX;
     if (!a->runtime_set)
         vf_cli_default_runtime(o, m);
     if (o->mode == VF_MODE_INFERENCE && o->runtime == VF_RUNTIME_VLLM) {
@@ -264,7 +265,7 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     if (f->max_context)
         printf("Longest context that fits: %s tokens%s\n", vf_fmt_count(f->max_context, n1, sizeof n1),
                f->max_context_capped ? " (the model's limit)" : "");
-    else
+    else if (!a->graph)
         printf("Longest context that fits: none\n");
     if (f->max_batch && f->est.max_concurrency > 0)
         printf("Largest batch that fits:   %s%s (sequences it starts with; its KV pool runs %.2f of full length at once)\n",

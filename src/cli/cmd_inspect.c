@@ -95,6 +95,9 @@ static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
     for (size_t i = 0; i < vf_model_warning_count(m); i++)
         json_array_append_new(w, json_string(vf_model_warning(m, i)));
     json_object_set_new(o, "warnings", w);
+    json_t *g = vf_graph_json(m);
+    if (g)
+        json_object_set_new(o, "graph", g);
     if (tensors) {
         json_t *a = json_array();
         for (size_t i = 0; i < vf_model_tensor_count(m); i++) {
@@ -180,6 +183,7 @@ static void print_human(const vf_model *m, const vf_model_totals *t, bool tensor
                    vf_fmt_count(x->n_bytes, a, sizeof a));
         }
     }
+    vf_graph_print(m, u);
 }
 
 int cmd_inspect(int argc, char **argv)

@@ -46,6 +46,7 @@ const struct option vf_cli_estimate_options[] = {
     {"enable-lora", no_argument, 0, VF_OPT_ENABLE_LORA},
     {"max-loras", required_argument, 0, VF_OPT_MAX_LORAS},
     {"max-lora-rank", required_argument, 0, VF_OPT_MAX_LORA_RANK},
+    {"input", required_argument, 0, VF_OPT_INPUT},
     {0, 0, 0, 0},
 };
 
@@ -64,6 +65,8 @@ void vf_cli_infer_opts_help(FILE *f)
           "  --prompt N             tokens of the prefill step (transformers, litgpt; default: --context)\n"
           "  --attn A               eager | sdpa | flash (transformers; default sdpa)\n"
           "  --logits all|last      transformers: logits for every prompt position or the last (default)\n"
+          "  --input NAME=DIMS      graphs (.onnx): bind an input's dims, e.g. input=8x3x224x224 (repeatable;\n"
+          "                         without it --batch binds axis 0 and other symbolic dims are refused)\n"
           "  --tp N, --pp N         tensor / pipeline parallel sizes; --gpus N total devices\n"
           "  --gpu G                device memory: a size (80GB, 79.2GiB) or a catalog name (speed bounds\n"
           "                         need one); GxN: N devices; without --tp/--pp vLLM and transformers\n"
@@ -294,6 +297,16 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
             o->pp = (uint32_t)v;
         else
             o->gpus = (uint32_t)v;
+        return 1;
+    }
+    case VF_OPT_INPUT: {
+        /* joined as "A=DIMS;B=DIMS" for vf_estimate_opts.graph_inputs; lives as long as the process */
+        static char joined[4096];
+        size_t have = strlen(joined);
+        if (!strchr(arg, '=') || strchr(arg, ';') || have + strlen(arg) + 2 > sizeof joined)
+            return vf_cli_opt_bad("input", arg, "expected NAME=DIMS (e.g. input=1x3x224x224)");
+        snprintf(joined + have, sizeof joined - have, "%s%s", have ? ";" : "", arg);
+        o->graph_inputs = joined;
         return 1;
     }
     case VF_OPT_LOGITS:

@@ -86,6 +86,8 @@ const char *vf_format_name(vf_format f)
         return "gguf";
     case VF_FORMAT_CONFIG:
         return "config";
+    case VF_FORMAT_ONNX:
+        return "onnx";
     }
     return "unknown";
 }

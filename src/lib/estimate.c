@@ -1,5 +1,6 @@
 /* estimate.c — the memory model's entry point: defaults and dispatch. */
 #include "infer.h"
+#include "graph_mem.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -46,7 +47,10 @@ vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estim
     vf_status st = vf__cuda_version_check(o->cuda_version, err);
     if (st != VF_OK)
         return st;
-    st = o->mode == VF_MODE_TRAINING ? vf__train_run(m, o, out, err) : vf__infer_run(m, o, out, err);
+    if (m->graph) /* a network by its graph: its own memory model */
+        st = vf__graph_estimate(m, o, out, err);
+    else
+        st = o->mode == VF_MODE_TRAINING ? vf__train_run(m, o, out, err) : vf__infer_run(m, o, out, err);
     /* a runtime without an allocator model holds what its components sum to */
     if (st == VF_OK && !out->device_bytes)
         vf__device_set(out, out->per_gpu_bytes, out->per_gpu_bytes, 0, 0);

@@ -68,7 +68,9 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
     vf_speed_bounds(m, &o, &out->est, opts->gpu, n, &out->speed);
 
     if (!opts->no_search) {
-        out->max_context = vf__fit_max_context(&c, &o, opts->gpu_bytes, &out->max_context_capped);
+        /* a network by its graph has no context; its batch is the search */
+        if (!m->graph)
+            out->max_context = vf__fit_max_context(&c, &o, opts->gpu_bytes, &out->max_context_capped);
         out->max_batch = vf__fit_max_batch(&c, &o, opts->gpu_bytes, &out->max_batch_capped);
         vf__gpu_plan plan;
         if (vf__fit_min_gpus(&c, &opts->est, opts->gpu_bytes, per_node, &plan)) {

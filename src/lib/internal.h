@@ -80,6 +80,8 @@ struct vf_model {
     /* the caching allocator's state after the weights, per load (replay_torch.c), the same way */
     struct vf__rmemo *rmemo;
     void (*rmemo_free)(struct vf__rmemo *);
+    struct vf__graph *graph;   /* a network read from its graph (ONNX), else NULL (graph.h) */
+    uint64_t graph_bytes_read; /* bytes the graph reader read from its file */
 };
 
 VF_HIDDEN vf_model *vf__model_new(vf_format fmt, const char *source);

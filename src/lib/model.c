@@ -1,5 +1,6 @@
 /* model.c — the model description every reader fills: tensors, files, warnings, totals. */
 #include "internal.h"
+#include "graph.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -64,6 +65,7 @@ void vf_model_free(vf_model *m)
         m->wmemo_free(m->wmemo);
     if (m->rmemo_free)
         m->rmemo_free(m->rmemo);
+    vf__graph_free(m->graph);
     free(m->source);
     free(m);
 }

@@ -30,8 +30,8 @@ void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const vf_esti
     memset(out, 0, sizeof *out);
     if (e)
         out->batch = e->batch ? e->batch : 1;
-    if (!m || !o || !e || !gpu || gpu->bandwidth_gbs <= 0)
-        return;
+    if (!m || !o || !e || !gpu || gpu->bandwidth_gbs <= 0 || m->graph)
+        return; /* tokens per second mean nothing for a network by its graph */
     if (n < 1)
         n = 1;
     vf_model_totals t;

@@ -243,12 +243,18 @@ static vf_status open_file(vf_model **mp, vf__fs *fs, const char *source, vf_err
     } else if (vf__ends_with(source, ".gguf")) {
         m = vf__model_new(VF_FORMAT_GGUF, source);
         st = m ? vf__gguf_read(m, fs, source, err) : VF_ENOMEM;
+    } else if (vf__ends_with(source, ".onnx")) {
+        /* the graph reader reads local files (its own bounded window) */
+        m = fs == &vf__local_fs ? vf__model_new(VF_FORMAT_ONNX, source) : NULL;
+        st = m ? vf__onnx_read(m, source, err)
+           : fs != &vf__local_fs ? vf__err(err, VF_EUNSUPPORTED, source, "an onnx graph is read from a local file only")
+                                 : VF_ENOMEM;
     } else if (vf__ends_with(source, ".json")) {
         m = vf__model_new(VF_FORMAT_CONFIG, source);
         st = m ? read_config_file(m, fs, source, err) : VF_ENOMEM;
     } else {
         st = vf__err(err, VF_EUNSUPPORTED, source,
-                     "unrecognised file type (expected .safetensors, .gguf, .index.json or config.json)");
+                     "unrecognised file type (expected .safetensors, .gguf, .onnx, .index.json or config.json)");
     }
     if (st == VF_ENOMEM && !m)
         vf__err(err, VF_ENOMEM, source, "out of memory");

@@ -19,6 +19,8 @@ VF_HIDDEN vf_status vf__hfconfig_read_text(vf_model *m, const char *text, size_t
 VF_HIDDEN json_t *vf__config_json_parse(const char *text, size_t len, const char *path, vf_error *err);
 /* hparams only (no tensors), for a directory holding weights + config. */
 VF_HIDDEN vf_status vf__hfconfig_parse_hparams(vf_hparams *hp, json_t *cfg, const char *path, vf_error *err);
+/* An ONNX model: graph (m->graph) and initializers (m->tensors), no weight bytes read. */
+VF_HIDDEN vf_status vf__onnx_read(vf_model *m, const char *path, vf_error *err);
 /* Embedded catalog: config text for a name or alias, NULL when unknown. */
 VF_HIDDEN const char *vf__catalog_config_text(const char *name, size_t *len, const char **canonical);
 
