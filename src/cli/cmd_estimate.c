@@ -113,6 +113,8 @@ static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed,
     }
     if (e->mode == VF_MODE_TRAINING && e->peak_phase[0])
         json_object_set_new(o, "peak_phase", json_string(e->peak_phase));
+    if (e->partial_nodes) /* a graph whose shapes could not all be inferred */
+        json_object_set_new(o, "partial_nodes", json_integer(e->partial_nodes));
     if (explain) {
         json_t *x = json_array();
         for (size_t i = 0; i < e->n_explain; i++)
@@ -160,6 +162,9 @@ static void print_table(const char *src, const vf_estimate *e, vf_units u, bool 
                vf_fmt_bytes(e->device_bytes, u, b1, sizeof b1), vf_fmt_bytes(e->reserved_bytes, u, b2, sizeof b2),
                vf_fmt_bytes(e->allocated_bytes, u, b3, sizeof b3), vf_fmt_bytes(e->context_bytes, u, b4, sizeof b4),
                vf_fmt_bytes(e->outside_bytes, u, b5, sizeof b5));
+    if (e->partial_nodes)
+        printf("  PARTIAL: %u node(s) of unknown output shape are not counted (see the assumptions)\n",
+               e->partial_nodes);
     if (e->gpus > 1)
         printf("  %-13s %12s  (%u GPUs)\n", "total", vf_fmt_bytes(e->total_bytes, u, b2, sizeof b2), e->gpus);
     if (e->host_bytes)

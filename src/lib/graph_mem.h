@@ -41,6 +41,8 @@ typedef struct vf__gtrain {
  * per parameter element. */
 VF_HIDDEN vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live *L, uint32_t act_num,
                                     uint32_t act_den, uint32_t grad_bytes, vf__gtrain *out);
+/* For the tests: the saved-tensor rules' table is sorted (bsearch needs it). */
+VF_HIDDEN bool vf__train_rules_sorted(void);
 VF_HIDDEN vf_status vf__graph_estimate(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out,
                                        vf_error *err);
 

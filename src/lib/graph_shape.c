@@ -33,45 +33,6 @@ static void sym_set(symtab *t, const char *s, int64_t v)
     }
 }
 
-bool vf__vshape_known(const vf__vshape *s)
-{
-    if (s->rank < 0)
-        return false;
-    for (int32_t i = 0; i < s->rank; i++)
-        if (s->d[i] < 0)
-            return false;
-    return true;
-}
-
-uint64_t vf__vshape_numel(const vf__vshape *s)
-{
-    uint64_t n = 1;
-    for (int32_t i = 0; i < s->rank; i++)
-        if (s->d[i] < 0 || vf__mul_overflow(n, (uint64_t)s->d[i], &n))
-            return UINT64_MAX;
-    return n;
-}
-
-bool vf__shapes_setk(vf__shapes *s, uint32_t id, const int64_t *v, int32_t kn)
-{
-    if (kn < 0 || kn > (int32_t)VF_GRAPH_MAX_CONST)
-        return true; /* too long to keep: contents stay unknown */
-    while (s->n_pool + (size_t)kn > s->cap_pool) {
-        size_t nc = s->cap_pool ? s->cap_pool * 2 : 1024;
-        int64_t *p = realloc(s->pool, nc * sizeof *p);
-        if (!p)
-            return false;
-        s->pool = p;
-        s->cap_pool = nc;
-    }
-    if (kn)
-        memcpy(s->pool + s->n_pool, v, (size_t)kn * sizeof *v);
-    s->v[id].kn = kn;
-    s->v[id].koff = (uint32_t)s->n_pool;
-    s->n_pool += (size_t)kn;
-    return true;
-}
-
 void vf__shapes_free(vf__shapes *s)
 {
     free(s->v);

@@ -91,6 +91,14 @@ static const srule srules[] = {
     {"Where", S_IN0},                   /* where: the condition */
 };
 
+bool vf__train_rules_sorted(void)
+{
+    for (size_t i = 1; i < sizeof srules / sizeof srules[0]; i++)
+        if (strcmp(srules[i - 1].op, srules[i].op) >= 0)
+            return false;
+    return true;
+}
+
 static int cmp_srule(const void *k, const void *r) { return strcmp(k, ((const srule *)r)->op); }
 
 typedef struct tstate {
