@@ -152,6 +152,24 @@ static inline const char *ow_node(ow_graph *G, const char *op, const char *const
     return G->last;
 }
 
+/* A Constant node holding int64 values (shape arithmetic); returns its output. */
+static inline const char *ow_const_ints(ow_graph *G, const int64_t *v, int n)
+{
+    ow_buf nd = {0}, a = {0}, t = {0};
+    int64_t d[1] = {n};
+    ow_tensor(&t, NULL, 7, d, 1, v, n);
+    ow_str(&a, 1, "value");
+    ow_msg(&a, 5, &t);
+    ow_int(&a, 20, 4);
+    snprintf(G->last, sizeof G->last, "Constant_%d", G->uid++);
+    ow_str(&nd, 2, G->last);
+    ow_str(&nd, 3, G->last);
+    ow_str(&nd, 4, "Constant");
+    ow_msg(&nd, 5, &a);
+    ow_msg(&G->g, 1, &nd);
+    return G->last;
+}
+
 /* The model around the graph: ir_version 7, opset 14, as the reference export. */
 static inline void ow_model(ow_graph *G, ow_buf *out)
 {

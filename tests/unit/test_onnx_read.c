@@ -72,10 +72,29 @@ static void io(ow_buf *g, uint32_t field, const char *name)
     free(G.g.p);
 }
 
-static void test_corrupt(void **state)
+/* The graph in g made a model and refused as name, then g emptied. */
+static void refused_graph(const char *name, ow_buf *g, const char *want)
+{
+    ow_buf m;
+    model_of(g, &m);
+    refused(name, m.p, m.n, want);
+    free(m.p);
+    free(g->p);
+    *g = (ow_buf){0};
+}
+
+/* A graph of one initializer t (consumed), the input x passed through as the output. */
+static void one_initializer(ow_buf *g, ow_buf *t)
+{
+    ow_msg(g, 5, t);
+    io(g, 11, "x"), io(g, 12, "x");
+}
+
+/* The wire format: varints, lengths, wire types, nesting; not ONNX at all. */
+static void test_corrupt_wire(void **state)
 {
     (void)state;
-    ow_buf ok, b = {0}, g = {0}, m;
+    ow_buf ok, b = {0}, g = {0};
     small_model(&ok);
     /* 1. truncated varint: the file ends inside one */
     const uint8_t tv[] = {0x08, 0x87};
@@ -116,68 +135,47 @@ static void test_corrupt(void **state)
     ow_str(&vi, 1, "input");
     ow_msg(&vi, 2, &t);
     ow_msg(&g, 11, &vi);
-    model_of(&g, &m);
-    refused("nested_too_deep", m.p, m.n, "nested too deep");
-    free(m.p), free(g.p), g = (ow_buf){0};
+    refused_graph("nested_too_deep", &g, "nested too deep");
+    /* 16. no graph at all (a file that is not ONNX) */
+    const uint8_t nog[] = {0x08, 0x07};
+    refused("no_graph", nog, sizeof nog, "no graph");
+    /* the base model itself is fine */
+    char *okp = tu_path(g_dir, "ok.onnx");
+    ow_write_file(okp, &ok);
+    vf_model *mm = ot_open(okp);
+    vf_model_free(mm);
+    free(okp);
+    free(ok.p);
+}
+
+/* Tensors: dims, ranks, data sizes, types, external data. */
+static void test_corrupt_tensors(void **state)
+{
+    (void)state;
+    ow_buf g = {0}, ten = {0}, kv = {0};
+    int64_t d4[1] = {4};
     /* 8. dims that overflow: [2^40, 2^40] */
-    ow_buf ten = {0};
     int64_t big[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
     ow_tensor(&ten, "w", 1, big, 2, NULL, 0);
-    ow_msg(&g, 5, &ten);
-    io(&g, 11, "x"), io(&g, 12, "x");
-    model_of(&g, &m);
-    refused("dims_overflow", m.p, m.n, "overflow");
-    free(m.p), free(g.p), g = (ow_buf){0};
+    one_initializer(&g, &ten);
+    refused_graph("dims_overflow", &g, "overflow");
     /* 9. a tensor of nine dimensions */
     int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     ow_tensor(&ten, "w", 1, nine, 9, NULL, 0);
-    ow_msg(&g, 5, &ten);
-    io(&g, 11, "x"), io(&g, 12, "x");
-    model_of(&g, &m);
-    refused("rank_nine", m.p, m.n, "more than 8 dimensions");
-    free(m.p), free(g.p), g = (ow_buf){0};
-    /* 10. a cycle: a = Relu(b), b = Relu(a) */
-    io(&g, 11, "x");
-    node(&g, "Relu", "b", "a");
-    node(&g, "Relu", "a", "b");
-    io(&g, 12, "b");
-    model_of(&g, &m);
-    refused("cycle", m.p, m.n, "cycle");
-    free(m.p), free(g.p), g = (ow_buf){0};
-    /* 11. a node reading a tensor nobody makes */
-    io(&g, 11, "x");
-    node(&g, "Relu", "ghost", "y");
-    io(&g, 12, "y");
-    model_of(&g, &m);
-    refused("dangling_input", m.p, m.n, "which no node, input or initializer makes");
-    free(m.p), free(g.p), g = (ow_buf){0};
-    /* 12. a value made twice */
-    io(&g, 11, "x");
-    node(&g, "Relu", "x", "y");
-    node(&g, "Relu", "x", "y");
-    io(&g, 12, "y");
-    model_of(&g, &m);
-    refused("made_twice", m.p, m.n, "made twice");
-    free(m.p), free(g.p), g = (ow_buf){0};
+    one_initializer(&g, &ten);
+    refused_graph("rank_nine", &g, "more than 8 dimensions");
     /* 13. raw_data of a different size than its dims */
-    int64_t d4[1] = {4}, vals[2] = {1, 2};
+    int64_t vals[2] = {1, 2};
     ow_tensor(&ten, "w", 7, d4, 1, vals, 2);
-    ow_msg(&g, 5, &ten);
-    io(&g, 11, "x"), io(&g, 12, "x");
-    model_of(&g, &m);
-    refused("raw_size", m.p, m.n, "raw_data");
-    free(m.p), free(g.p), g = (ow_buf){0};
+    one_initializer(&g, &ten);
+    refused_graph("raw_size", &g, "raw_data");
     /* 14. external data leaving the model's directory */
     ow_tensor(&ten, "w", 1, d4, 1, NULL, 0);
-    ow_buf kv = {0};
     ow_str(&kv, 1, "location"), ow_str(&kv, 2, "../../etc/passwd");
     ow_msg(&ten, 13, &kv);
     ow_int(&ten, 14, 1);
-    ow_msg(&g, 5, &ten);
-    io(&g, 11, "x"), io(&g, 12, "x");
-    model_of(&g, &m);
-    refused("external_escape", m.p, m.n, "leaves the model's directory");
-    free(m.p), free(g.p), g = (ow_buf){0};
+    one_initializer(&g, &ten);
+    refused_graph("external_escape", &g, "leaves the model's directory");
     /* 15. external data past the end of its file */
     char *wf = tu_path(g_dir, "small.weights");
     tu_write(wf, "0123456789", 10);
@@ -186,21 +184,12 @@ static void test_corrupt(void **state)
     ow_str(&kv, 1, "location"), ow_str(&kv, 2, "small.weights");
     ow_msg(&ten, 13, &kv);
     ow_int(&ten, 14, 1);
-    ow_msg(&g, 5, &ten);
-    io(&g, 11, "x"), io(&g, 12, "x");
-    model_of(&g, &m);
-    refused("external_past_end", m.p, m.n, "past the end of its file");
-    free(m.p), free(g.p), g = (ow_buf){0};
-    /* 16. no graph at all (a file that is not ONNX) */
-    const uint8_t nog[] = {0x08, 0x07};
-    refused("no_graph", nog, sizeof nog, "no graph");
+    one_initializer(&g, &ten);
+    refused_graph("external_past_end", &g, "past the end of its file");
     /* 17. an unknown data type */
     ow_tensor(&ten, "w", 99, d4, 1, NULL, 0);
-    ow_msg(&g, 5, &ten);
-    io(&g, 11, "x"), io(&g, 12, "x");
-    model_of(&g, &m);
-    refused("bad_dtype", m.p, m.n, "data type");
-    free(m.p), free(g.p), g = (ow_buf){0};
+    one_initializer(&g, &ten);
+    refused_graph("bad_dtype", &g, "data type");
     /* 18. a dimension out of range in a value's shape */
     ow_buf shape = {0}, dim = {0}, tt2 = {0}, ty = {0}, vi2 = {0};
     ow_int(&dim, 1, (int64_t)1 << 60);
@@ -212,16 +201,76 @@ static void test_corrupt(void **state)
     ow_msg(&vi2, 2, &ty);
     ow_msg(&g, 11, &vi2);
     io(&g, 12, "x");
-    model_of(&g, &m);
-    refused("dim_out_of_range", m.p, m.n, "out of range");
-    free(m.p), free(g.p), g = (ow_buf){0};
-    /* the base model itself is fine */
-    char *okp = tu_path(g_dir, "ok.onnx");
-    ow_write_file(okp, &ok);
-    vf_model *mm = ot_open(okp);
-    vf_model_free(mm);
-    free(okp);
-    free(ok.p);
+    refused_graph("dim_out_of_range", &g, "out of range");
+}
+
+/* The graph: cycles, dangling reads, values made twice. */
+static void test_corrupt_graph(void **state)
+{
+    (void)state;
+    ow_buf g = {0};
+    /* 10. a cycle: a = Relu(b), b = Relu(a) */
+    io(&g, 11, "x");
+    node(&g, "Relu", "b", "a");
+    node(&g, "Relu", "a", "b");
+    io(&g, 12, "b");
+    refused_graph("cycle", &g, "cycle");
+    /* 11. a node reading a tensor nobody makes */
+    io(&g, 11, "x");
+    node(&g, "Relu", "ghost", "y");
+    io(&g, 12, "y");
+    refused_graph("dangling_input", &g, "which no node, input or initializer makes");
+    /* 12. a value made twice */
+    io(&g, 11, "x");
+    node(&g, "Relu", "x", "y");
+    node(&g, "Relu", "x", "y");
+    io(&g, 12, "y");
+    refused_graph("made_twice", &g, "made twice");
+}
+
+/* A model holding 256 MiB of raw_data inside the .onnx file (a sparse
+ * hole): it opens with its bytes exact while the reader reads under 1 MiB
+ * of the file — raw_data is skipped by its length. */
+static void test_raw_data_never_read(void **state)
+{
+    (void)state;
+    const uint64_t N = (uint64_t)256 << 20;
+    ow_buf init = {0}, rest = {0}, graph_head = {0}, head = {0};
+    int64_t dims[2] = {4, (int64_t)(N / 4)};
+    ow_tensor(&init, "big", 2, dims, 2, NULL, 0); /* UINT8: one byte an element */
+    ow_tag(&init, 9, 2);
+    ow_varint(&init, N);
+    io(&rest, 11, "x");
+    io(&rest, 12, "x");
+    ow_tag(&graph_head, 5, 2);
+    ow_varint(&graph_head, init.n + N);
+    ow_put(&graph_head, init.p, init.n);
+    ow_int(&head, 1, 7);
+    ow_tag(&head, 7, 2);
+    ow_varint(&head, graph_head.n + N + rest.n);
+    ow_put(&head, graph_head.p, graph_head.n);
+    ow_buf tail = {0}, op = {0};
+    ow_int(&op, 2, 14);
+    ow_msg(&tail, 8, &op);
+    char *path = tu_path(g_dir, "bigraw.onnx");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(head.p, 1, head.n, f), head.n);
+    assert_int_equal(fseeko(f, (off_t)N, SEEK_CUR), 0); /* the hole: raw_data's bytes */
+    assert_int_equal(fwrite(rest.p, 1, rest.n, f), rest.n);
+    assert_int_equal(fwrite(tail.p, 1, tail.n, f), tail.n);
+    assert_int_equal(fclose(f), 0);
+    vf_model *m = ot_open(path);
+    vf_graph_info gi;
+    assert_true(vf_model_graph_info(m, &gi));
+    assert_int_equal(vf_model_tensor(m, 0)->n_bytes, N);
+    assert_int_equal(vf_model_tensor(m, 0)->offset, head.n);
+    assert_int_equal(gi.inline_bytes, N);
+    assert_true(gi.bytes_read < ((uint64_t)1 << 20));
+    vf_model_free(m);
+    unlink(path);
+    free(path);
+    free(init.p), free(rest.p), free(graph_head.p), free(head.p), free(tail.p);
 }
 
 /* Every model.onnx of Debian's libonnx-testdata opens (1,072 in 1.12.0-2). */
@@ -271,7 +320,10 @@ int main(void)
 {
     g_dir = tu_tmpdir();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_corrupt),
+        cmocka_unit_test(test_corrupt_wire),
+        cmocka_unit_test(test_corrupt_tensors),
+        cmocka_unit_test(test_corrupt_graph),
+        cmocka_unit_test(test_raw_data_never_read),
         cmocka_unit_test(test_onnx_testdata),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

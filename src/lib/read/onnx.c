@@ -51,6 +51,21 @@ typedef struct tinfo {
 
 static vf_status oom(rd *r) { return vf__err(r->err, VF_ENOMEM, r->path, "out of memory"); }
 
+/* One field of a message: its number and wire type, the cursor at its value. */
+typedef vf_status (*field_fn)(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx);
+
+/* Every field of the message at p, in order, to fn (a message is a list of fields). */
+static vf_status each_field(rd *r, vf__pb *p, field_fn fn, void *ctx)
+{
+    vf_status st = VF_OK;
+    while (st == VF_OK && vf__pb_more(p)) {
+        uint32_t f, wt;
+        if ((st = vf__pb_tag(p, &f, &wt)) == VF_OK)
+            st = fn(r, p, f, wt, ctx);
+    }
+    return st;
+}
+
 /* ---- small helpers over the wire reader ---- */
 
 static vf_status sub_of(vf__pb *p, const char *msg, uint32_t f, uint32_t wt, vf__pb *sub)
@@ -66,7 +81,7 @@ static vf_status sub_of(vf__pb *p, const char *msg, uint32_t f, uint32_t wt, vf_
 
 static vf_status varint_of(vf__pb *p, const char *msg, uint32_t f, uint32_t wt, int64_t *v)
 {
-    uint64_t u;
+    uint64_t u = 0;
     vf_status st = vf__pb_expect(p, msg, f, wt, VF_PB_VARINT);
     if (st == VF_OK)
         st = vf__pb_varint(p, &u);
@@ -167,26 +182,29 @@ static void add_typed_float(void *c, double v)
     t->typed_count++;
 }
 
+typedef struct kvpair {
+    char key[32], val[1024];
+} kvpair;
+
+static vf_status kv_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
+{
+    kvpair *kv = ctx;
+    size_t n;
+    if (f != 1 && f != 2)
+        return vf__pb_skip(p, wt);
+    vf_status st = str_of(r, p, "StringStringEntryProto", f, wt, &n);
+    if (st == VF_OK)
+        snprintf(f == 1 ? kv->key : kv->val, f == 1 ? sizeof kv->key : sizeof kv->val, "%s", r->buf);
+    return st;
+}
+
 static vf_status parse_external(rd *r, vf__pb *p, tinfo *t)
 {
-    char key[32] = "";
-    char val[1024] = "";
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        size_t n;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f == 1 || f == 2) {
-            if ((st = str_of(r, p, "StringStringEntryProto", f, wt, &n)) != VF_OK)
-                break;
-            snprintf(f == 1 ? key : val, f == 1 ? sizeof key : sizeof val, "%s", r->buf);
-        } else {
-            st = vf__pb_skip(p, wt);
-        }
-    }
+    kvpair kv = {"", ""};
+    vf_status st = each_field(r, p, kv_field, &kv);
     if (st != VF_OK)
         return st;
+    const char *key = kv.key, *val = kv.val;
     char *end = NULL;
     if (!strcmp(key, "location")) {
         snprintf(t->location, sizeof t->location, "%s", val);
@@ -204,8 +222,10 @@ static vf_status parse_external(rd *r, vf__pb *p, tinfo *t)
 }
 
 /* One field of a TensorProto. */
-static vf_status tensor_field(rd *r, vf__pb *p, tinfo *t, uint32_t f, uint32_t wt, dimsink *ds)
+static vf_status tensor_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
 {
+    dimsink *ds = ctx;
+    tinfo *t = ds->t;
     const char *M = "TensorProto";
     int64_t v;
     size_t n;
@@ -259,12 +279,7 @@ static vf_status parse_tensor(rd *r, vf__pb *p, tinfo *t)
 {
     memset(t, 0, sizeof *t);
     dimsink ds = {t, false};
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        if ((st = vf__pb_tag(p, &f, &wt)) == VF_OK)
-            st = tensor_field(r, p, t, f, wt, &ds);
-    }
+    vf_status st = each_field(r, p, tensor_field, &ds);
     if (st != VF_OK)
         return st;
     if (ds.over)
@@ -452,145 +467,134 @@ typedef struct vtype {
     char sym[VF_MAX_DIMS][64];
 } vtype;
 
-static vf_status parse_dim(rd *r, vf__pb *p, vtype *t)
+/* Dimension: a value or a symbol (dim_param). */
+static vf_status dim_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
 {
-    int i = t->rank++;
-    t->dims[i] = -1;
-    t->sym[i][0] = '\0';
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        int64_t v;
-        size_t n;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f == 1) {
-            if ((st = varint_of(p, "Dimension", f, wt, &v)) == VF_OK && (v < -1 || v > ((int64_t)1 << 48)))
-                return fail(r, "onnx: a dimension of '%s' is out of range", "value");
-            t->dims[i] = v;
-        } else if (f == 2) {
-            if ((st = str_of(r, p, "Dimension", f, wt, &n)) == VF_OK)
-                snprintf(t->sym[i], sizeof t->sym[i], "%s", r->buf);
-        } else {
-            st = vf__pb_skip(p, wt);
-        }
+    vtype *t = ctx;
+    int i = t->rank - 1;
+    int64_t v;
+    size_t n;
+    vf_status st;
+    if (f == 1) {
+        if ((st = varint_of(p, "Dimension", f, wt, &v)) == VF_OK && (v < -1 || v > ((int64_t)1 << 48)))
+            return fail(r, "onnx: a dimension of a value is out of range");
+        t->dims[i] = v;
+        return st;
     }
-    return st;
+    if (f == 2) {
+        if ((st = str_of(r, p, "Dimension", f, wt, &n)) == VF_OK)
+            snprintf(t->sym[i], sizeof t->sym[i], "%s", r->buf);
+        return st;
+    }
+    return vf__pb_skip(p, wt);
 }
 
-static vf_status parse_shape(rd *r, vf__pb *p, vtype *t)
+/* TensorShapeProto: its dims, at most 8. */
+static vf_status shape_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
 {
-    t->rank = 0;
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        vf__pb sub;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f != 1) {
-            st = vf__pb_skip(p, wt);
-            continue;
-        }
-        if (t->rank >= VF_MAX_DIMS)
-            return fail(r, "onnx: a value has more than 8 dimensions, over what this reader takes");
-        if ((st = sub_of(p, "TensorShapeProto", f, wt, &sub)) == VF_OK)
-            st = parse_dim(r, &sub, t);
-    }
-    return st;
+    vtype *t = ctx;
+    vf__pb sub;
+    if (f != 1)
+        return vf__pb_skip(p, wt);
+    if (t->rank >= VF_MAX_DIMS)
+        return fail(r, "onnx: a value has more than 8 dimensions, over what this reader takes");
+    vf_status st = sub_of(p, "TensorShapeProto", f, wt, &sub);
+    if (st != VF_OK)
+        return st;
+    t->dims[t->rank] = -1;
+    t->sym[t->rank++][0] = '\0';
+    return each_field(r, &sub, dim_field, t);
 }
 
-static vf_status parse_tensor_type(rd *r, vf__pb *p, vtype *t)
+/* TypeProto.Tensor: elem_type and shape. */
+static vf_status tensor_type_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
 {
-    t->tensor = true;
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        int64_t v;
-        vf__pb sub;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f == 1) {
-            st = varint_of(p, "TypeProto.Tensor", f, wt, &v);
-            t->elem = v > 0 && v <= VF_ONNX_ELEM_MAX ? (int32_t)v : 0;
-        } else if (f == 2) {
-            if ((st = sub_of(p, "TypeProto.Tensor", f, wt, &sub)) == VF_OK)
-                st = parse_shape(r, &sub, t);
-        } else {
-            st = vf__pb_skip(p, wt);
-        }
+    vtype *t = ctx;
+    int64_t v;
+    vf__pb sub;
+    vf_status st;
+    if (f == 1) {
+        st = varint_of(p, "TypeProto.Tensor", f, wt, &v);
+        t->elem = v > 0 && v <= VF_ONNX_ELEM_MAX ? (int32_t)v : 0;
+        return st;
     }
-    return st;
+    if (f == 2) {
+        if ((st = sub_of(p, "TypeProto.Tensor", f, wt, &sub)) != VF_OK)
+            return st;
+        t->rank = 0;
+        return each_field(r, &sub, shape_field, t);
+    }
+    return vf__pb_skip(p, wt);
 }
 
-/* TypeProto: a tensor (or sparse tensor) type; sequences, maps and optionals
- * are walked (their nesting bounded by the wire reader's depth) but are not
- * tensors this model prices. */
-static vf_status parse_type(rd *r, vf__pb *p, vtype *t)
+static vf_status type_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx);
+
+/* Sequence and Optional (elem_type = 1), Map (value_type = 2): the inner
+ * TypeProto is walked; such values are not tensors this model prices. */
+static vf_status inner_type_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
 {
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        vf__pb sub;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f == 1 || f == 8) {
-            if ((st = sub_of(p, "TypeProto", f, wt, &sub)) == VF_OK)
-                st = parse_tensor_type(r, &sub, t);
-        } else if (f == 4 || f == 9 || f == 5) { /* sequence, optional: elem_type = 1; map: value_type = 2 */
-            if ((st = sub_of(p, "TypeProto", f, wt, &sub)) != VF_OK)
-                break;
-            vtype inner = {.rank = -1};
-            while (st == VF_OK && vf__pb_more(&sub)) {
-                uint32_t g, gw;
-                vf__pb in;
-                if ((st = vf__pb_tag(&sub, &g, &gw)) != VF_OK)
-                    break;
-                if ((f != 5 && g == 1) || (f == 5 && g == 2)) {
-                    if ((st = sub_of(&sub, "TypeProto", g, gw, &in)) == VF_OK)
-                        st = parse_type(r, &in, &inner);
-                } else {
-                    st = vf__pb_skip(&sub, gw);
-                }
-            }
-        } else {
-            st = vf__pb_skip(p, wt);
-        }
+    const uint32_t *want = ctx;
+    vf__pb sub;
+    if (f != *want)
+        return vf__pb_skip(p, wt);
+    vtype inner = {.rank = -1};
+    vf_status st = sub_of(p, "TypeProto", f, wt, &sub);
+    return st == VF_OK ? each_field(r, &sub, type_field, &inner) : st;
+}
+
+/* TypeProto: a tensor (or sparse tensor) type; the nesting of the others is
+ * bounded by the wire reader's depth. */
+static vf_status type_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
+{
+    vtype *t = ctx;
+    vf__pb sub;
+    vf_status st;
+    if (f == 1 || f == 8) {
+        if ((st = sub_of(p, "TypeProto", f, wt, &sub)) != VF_OK)
+            return st;
+        t->tensor = true;
+        return each_field(r, &sub, tensor_type_field, t);
     }
-    return st;
+    if (f == 4 || f == 9 || f == 5) {
+        uint32_t want = f == 5 ? 2 : 1;
+        return (st = sub_of(p, "TypeProto", f, wt, &sub)) == VF_OK ? each_field(r, &sub, inner_type_field, &want) : st;
+    }
+    return vf__pb_skip(p, wt);
+}
+
+typedef struct vinfo {
+    vtype t;
+    char name[1024];
+} vinfo;
+
+static vf_status value_info_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
+{
+    vinfo *vi = ctx;
+    size_t n;
+    vf__pb sub;
+    vf_status st;
+    if (f == 1) {
+        if ((st = str_of(r, p, "ValueInfoProto", f, wt, &n)) == VF_OK)
+            snprintf(vi->name, sizeof vi->name, "%s", r->buf);
+        return st;
+    }
+    if (f == 2)
+        return (st = sub_of(p, "ValueInfoProto", f, wt, &sub)) == VF_OK ? each_field(r, &sub, type_field, &vi->t) : st;
+    return vf__pb_skip(p, wt);
 }
 
 enum { VI_INPUT, VI_OUTPUT, VI_INFO };
 
-static vf_status parse_value_info(rd *r, vf__pb *p, int kind)
+/* A graph input, output or value_info entry into its value. */
+static vf_status record_value(rd *r, const vinfo *vi, int kind)
 {
-    vtype t = {.rank = -1};
-    char name[1024] = "";
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        size_t n;
-        vf__pb sub;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f == 1) {
-            if ((st = str_of(r, p, "ValueInfoProto", f, wt, &n)) == VF_OK)
-                snprintf(name, sizeof name, "%s", r->buf);
-        } else if (f == 2) {
-            if ((st = sub_of(p, "ValueInfoProto", f, wt, &sub)) == VF_OK)
-                st = parse_type(r, &sub, &t);
-        } else {
-            st = vf__pb_skip(p, wt);
-        }
-    }
-    if (st != VF_OK)
-        return st;
-    uint32_t id = vf__graph_value(r->g, name, strlen(name));
+    uint32_t id = vf__graph_value(r->g, vi->name, strlen(vi->name));
     if (id == VF_GRAPH_NONE)
         return oom(r);
     vf__gvalue *v = &r->g->v[id];
     if (kind == VI_INPUT) {
         if (v->is_input)
-            return fail(r, "onnx: graph input '%s' is listed twice", name);
+            return fail(r, "onnx: graph input '%s' is listed twice", vi->name);
         v->is_input = true;
         if (!vf__graph_push(&r->g->inputs, &r->g->n_inputs, &r->g->cap_inputs, id))
             return oom(r);
@@ -599,16 +603,29 @@ static vf_status parse_value_info(rd *r, vf__pb *p, int kind)
         if (!vf__graph_push(&r->g->outputs, &r->g->n_outputs, &r->g->cap_outputs, id))
             return oom(r);
     }
-    if (t.tensor && v->tensor == VF_GRAPH_NONE) {
-        v->elem = t.elem;
-        v->rank = t.rank;
-        v->declared = t.rank >= 0;
-        for (int i = 0; i < t.rank; i++) {
-            v->dims[i] = t.dims[i];
-            v->sym[i] = t.sym[i][0] ? vf__graph_strdup(r->g, t.sym[i], strlen(t.sym[i])) : NULL;
+    if (vi->t.tensor && v->tensor == VF_GRAPH_NONE) {
+        v->elem = vi->t.elem;
+        v->rank = vi->t.rank;
+        v->declared = vi->t.rank >= 0;
+        for (int i = 0; i < vi->t.rank; i++) {
+            v->dims[i] = vi->t.dims[i];
+            v->sym[i] = vi->t.sym[i][0] ? vf__graph_strdup(r->g, vi->t.sym[i], strlen(vi->t.sym[i])) : NULL;
         }
     }
     return VF_OK;
+}
+
+static vf_status parse_value_info(rd *r, vf__pb *p, int kind)
+{
+    vinfo *vi = calloc(1, sizeof *vi);
+    if (!vi)
+        return oom(r);
+    vi->t.rank = -1;
+    vf_status st = each_field(r, p, value_info_field, vi);
+    if (st == VF_OK)
+        st = record_value(r, vi, kind);
+    free(vi);
+    return st;
 }
 
 /* ---- AttributeProto, NodeProto ---- */
@@ -627,11 +644,31 @@ static void add_int(void *c, int64_t x)
         s->n++;
 }
 
-static void add_float(void *c, double x) { add_int(c, (int64_t)(x * 1e6)); } /* only counted */
+typedef struct floatsink {
+    float v[VF_GRAPH_MAX_CONST];
+    uint32_t n;
+} floatsink;
 
-static vf_status attr_field(rd *r, vf__pb *p, vf__gattr *a, vf__gnode *nd, intsink *ints, intsink *fl,
-                            uint32_t f, uint32_t wt)
+static void add_float(void *c, double x)
 {
+    floatsink *s = c;
+    if (s->n < VF_GRAPH_MAX_CONST)
+        s->v[s->n] = (float)x;
+    if (s->n < UINT32_MAX)
+        s->n++;
+}
+
+typedef struct attrctx {
+    vf__gattr *a;
+    vf__gnode *nd;
+    intsink ints;
+    floatsink fl;
+} attrctx;
+
+static vf_status attr_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
+{
+    attrctx *ac = ctx;
+    vf__gattr *a = ac->a;
     const char *M = "AttributeProto";
     int64_t v;
     size_t n;
@@ -678,12 +715,12 @@ static vf_status attr_field(rd *r, vf__pb *p, vf__gattr *a, vf__gnode *nd, intsi
         return st;
     }
     case 6: case 11: /* g, graphs: a control-flow body */
-        nd->subgraph = true;
+        ac->nd->subgraph = true;
         return vf__pb_skip(p, wt);
     case 7:
-        return floats_of(p, M, f, wt, add_float, fl);
+        return floats_of(p, M, f, wt, add_float, &ac->fl);
     case 8:
-        return ints_of(p, M, f, wt, add_int, ints);
+        return ints_of(p, M, f, wt, add_int, &ac->ints);
     default:
         return vf__pb_skip(p, wt);
     }
@@ -692,23 +729,28 @@ static vf_status attr_field(rd *r, vf__pb *p, vf__gattr *a, vf__gnode *nd, intsi
 static vf_status parse_attr(rd *r, vf__pb *p, vf__gnode *nd, vf__gattr *a)
 {
     memset(a, 0, sizeof *a);
-    intsink ints = {.n = 0}, fl = {.n = 0};
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        if ((st = vf__pb_tag(p, &f, &wt)) == VF_OK)
-            st = attr_field(r, p, a, nd, &ints, &fl, f, wt);
+    attrctx *ac = calloc(1, sizeof *ac);
+    if (!ac)
+        return oom(r);
+    ac->a = a, ac->nd = nd;
+    vf_status st = each_field(r, p, attr_field, ac);
+    a->n_ints = ac->ints.n;
+    a->n_floats = ac->fl.n;
+    /* lists longer than VF_GRAPH_MAX_CONST keep their count only */
+    if (st == VF_OK && ac->ints.n && ac->ints.n <= VF_GRAPH_MAX_CONST) {
+        if (!(a->ints = vf__graph_alloc(r->g, ac->ints.n * sizeof *a->ints)))
+            st = oom(r);
+        else
+            memcpy(a->ints, ac->ints.v, ac->ints.n * sizeof *a->ints);
     }
-    if (st != VF_OK)
-        return st;
-    a->n_ints = ints.n;
-    a->n_floats = fl.n;
-    if (ints.n && ints.n <= VF_GRAPH_MAX_CONST) {
-        if (!(a->ints = vf__graph_alloc(r->g, ints.n * sizeof *a->ints)))
-            return oom(r);
-        memcpy(a->ints, ints.v, ints.n * sizeof *a->ints);
+    if (st == VF_OK && ac->fl.n && ac->fl.n <= VF_GRAPH_MAX_CONST) {
+        if (!(a->floats = vf__graph_alloc(r->g, ac->fl.n * sizeof *a->floats)))
+            st = oom(r);
+        else
+            memcpy(a->floats, ac->fl.v, ac->fl.n * sizeof *a->floats);
     }
-    return VF_OK;
+    free(ac);
+    return st;
 }
 
 /* Interns a value name into a growing id list. */
@@ -722,69 +764,69 @@ static vf_status edge(rd *r, uint32_t **ids, size_t *n, size_t *cap, size_t len)
     return vf__graph_push(ids, n, cap, id) ? VF_OK : oom(r);
 }
 
-static vf_status node_fields(rd *r, vf__pb *p, vf__gnode *nd, uint32_t **in, size_t *n_in, size_t *cap_in,
-                             uint32_t **out, size_t *n_out, size_t *cap_out, vf__gattr **at, size_t *n_at,
-                             size_t *cap_at)
+typedef struct nodectx {
+    vf__gnode *nd;
+    uint32_t *in, *out;
+    vf__gattr *at;
+    size_t n_in, cap_in, n_out, cap_out, n_at, cap_at;
+} nodectx;
+
+static vf_status node_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
 {
     const char *M = "NodeProto";
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        size_t n;
-        vf__pb sub;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f == 1 || f == 2) {
-            if ((st = str_of(r, p, M, f, wt, &n)) == VF_OK)
-                st = f == 1 ? edge(r, in, n_in, cap_in, n) : edge(r, out, n_out, cap_out, n);
-        } else if (f == 3 || f == 4 || f == 7) {
-            const char *s = NULL;
-            if ((st = str_of(r, p, M, f, wt, &n)) == VF_OK && !(s = vf__graph_strdup(r->g, r->buf, n)))
-                st = oom(r);
-            if (f == 3)
-                nd->name = s;
-            else if (f == 4)
-                nd->op = s;
-            else
-                nd->domain = s;
-        } else if (f == 5) {
-            if (*n_at >= VF_GRAPH_MAX_ATTRS || !vf__grow((void **)at, cap_at, *n_at, sizeof **at))
-                return fail(r, "onnx: a node has more attributes than this reader takes");
-            if ((st = sub_of(p, M, f, wt, &sub)) == VF_OK)
-                st = parse_attr(r, &sub, nd, &(*at)[(*n_at)++]);
-        } else {
-            st = vf__pb_skip(p, wt);
-        }
+    nodectx *c = ctx;
+    size_t n;
+    vf__pb sub;
+    vf_status st;
+    if (f == 1 || f == 2) {
+        if ((st = str_of(r, p, M, f, wt, &n)) != VF_OK)
+            return st;
+        return f == 1 ? edge(r, &c->in, &c->n_in, &c->cap_in, n) : edge(r, &c->out, &c->n_out, &c->cap_out, n);
     }
-    return st;
+    if (f == 3 || f == 4 || f == 7) { /* name, op_type, domain */
+        const char *s = NULL;
+        if ((st = str_of(r, p, M, f, wt, &n)) == VF_OK && !(s = vf__graph_strdup(r->g, r->buf, n)))
+            st = oom(r);
+        *(f == 3 ? &c->nd->name : f == 4 ? &c->nd->op : &c->nd->domain) = s;
+        return st;
+    }
+    if (f == 5) {
+        if (c->n_at >= VF_GRAPH_MAX_ATTRS || !vf__grow((void **)&c->at, &c->cap_at, c->n_at, sizeof *c->at))
+            return fail(r, "onnx: a node has more attributes than this reader takes");
+        if ((st = sub_of(p, M, f, wt, &sub)) == VF_OK)
+            st = parse_attr(r, &sub, c->nd, &c->at[c->n_at++]);
+        return st;
+    }
+    return vf__pb_skip(p, wt);
+}
+
+/* n elements of a growing array copied into the graph's arena (NULL for none). */
+static bool arena_copy(vf__graph *g, void **dst, const void *src, size_t n, size_t elem)
+{
+    *dst = NULL;
+    if (!n)
+        return true;
+    if (!(*dst = vf__graph_alloc(g, n * elem)))
+        return false;
+    memcpy(*dst, src, n * elem);
+    return true;
 }
 
 static vf_status parse_node(rd *r, vf__pb *p)
 {
-    vf__gnode *nd = vf__graph_add_node(r->g);
-    if (!nd)
+    nodectx c = {.nd = vf__graph_add_node(r->g)};
+    if (!c.nd)
         return fail(r, "onnx: more nodes than this reader takes");
-    uint32_t *in = NULL, *out = NULL;
-    vf__gattr *at = NULL;
-    size_t n_in = 0, cap_in = 0, n_out = 0, cap_out = 0, n_at = 0, cap_at = 0;
-    vf_status st = node_fields(r, p, nd, &in, &n_in, &cap_in, &out, &n_out, &cap_out, &at, &n_at, &cap_at);
+    vf__gnode *nd = c.nd;
+    vf_status st = each_field(r, p, node_field, &c);
     if (st == VF_OK && (!nd->op || !nd->op[0]))
         st = fail(r, "onnx: a node has no op_type");
     if (st == VF_OK) {
-        nd->n_in = (uint32_t)n_in, nd->n_out = (uint32_t)n_out, nd->n_attr = (uint32_t)n_at;
-        nd->in = n_in ? vf__graph_alloc(r->g, n_in * sizeof *in) : NULL;
-        nd->out = n_out ? vf__graph_alloc(r->g, n_out * sizeof *out) : NULL;
-        nd->attr = n_at ? vf__graph_alloc(r->g, n_at * sizeof *at) : NULL;
-        if ((n_in && !nd->in) || (n_out && !nd->out) || (n_at && !nd->attr))
+        nd->n_in = (uint32_t)c.n_in, nd->n_out = (uint32_t)c.n_out, nd->n_attr = (uint32_t)c.n_at;
+        if (!arena_copy(r->g, (void **)&nd->in, c.in, c.n_in, sizeof *c.in) ||
+            !arena_copy(r->g, (void **)&nd->out, c.out, c.n_out, sizeof *c.out) ||
+            !arena_copy(r->g, (void **)&nd->attr, c.at, c.n_at, sizeof *c.at))
             st = oom(r);
-        else {
-            if (n_in)
-                memcpy(nd->in, in, n_in * sizeof *in);
-            if (n_out)
-                memcpy(nd->out, out, n_out * sizeof *out);
-            if (n_at)
-                memcpy(nd->attr, at, n_at * sizeof *at);
-        }
     }
     if (st == VF_OK && !nd->name) {
         char nm[32];
@@ -794,99 +836,96 @@ static vf_status parse_node(rd *r, vf__pb *p)
     }
     if (st == VF_OK && !nd->domain)
         nd->domain = "";
-    free(in);
-    free(out);
-    free(at);
+    free(c.in);
+    free(c.out);
+    free(c.at);
     return st;
 }
 
 /* ---- GraphProto, ModelProto ---- */
 
-static vf_status parse_graph(rd *r, vf__pb *p)
+static vf_status graph_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
 {
-    const char *M = "GraphProto";
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        vf__pb sub;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f == 1 || f == 5 || f == 11 || f == 12 || f == 13) {
-            if ((st = sub_of(p, M, f, wt, &sub)) != VF_OK)
-                break;
-            st = f == 1    ? parse_node(r, &sub)
-                 : f == 5  ? parse_initializer(r, &sub)
-                 : f == 11 ? parse_value_info(r, &sub, VI_INPUT)
-                 : f == 12 ? parse_value_info(r, &sub, VI_OUTPUT)
-                           : parse_value_info(r, &sub, VI_INFO);
-        } else if (f == 15) {
-            return fail(r, "onnx: sparse initializers are not supported by this reader");
-        } else {
-            st = vf__pb_skip(p, wt);
-        }
-    }
-    return st;
+    (void)ctx;
+    vf__pb sub;
+    vf_status st;
+    if (f == 15)
+        return fail(r, "onnx: sparse initializers are not supported by this reader");
+    if (f != 1 && f != 5 && f != 11 && f != 12 && f != 13)
+        return vf__pb_skip(p, wt);
+    if ((st = sub_of(p, "GraphProto", f, wt, &sub)) != VF_OK)
+        return st;
+    return f == 1    ? parse_node(r, &sub)
+           : f == 5  ? parse_initializer(r, &sub)
+           : f == 11 ? parse_value_info(r, &sub, VI_INPUT)
+           : f == 12 ? parse_value_info(r, &sub, VI_OUTPUT)
+                     : parse_value_info(r, &sub, VI_INFO);
 }
 
-static vf_status parse_opset(rd *r, vf__pb *p)
+typedef struct opsetctx {
+    char dom[64];
+    int64_t ver;
+} opsetctx;
+
+static vf_status opset_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
 {
-    char dom[64] = "";
-    int64_t ver = 0;
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        size_t n;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f == 1) {
-            if ((st = str_of(r, p, "OperatorSetIdProto", f, wt, &n)) == VF_OK)
-                snprintf(dom, sizeof dom, "%s", r->buf);
-        } else if (f == 2) {
-            st = varint_of(p, "OperatorSetIdProto", f, wt, &ver);
-        } else {
-            st = vf__pb_skip(p, wt);
-        }
+    opsetctx *o = ctx;
+    size_t n;
+    vf_status st;
+    if (f == 1) {
+        if ((st = str_of(r, p, "OperatorSetIdProto", f, wt, &n)) == VF_OK)
+            snprintf(o->dom, sizeof o->dom, "%s", r->buf);
+        return st;
     }
-    if (st == VF_OK && (!dom[0] || !strcmp(dom, "ai.onnx")))
-        r->g->opset = ver;
-    return st;
+    return f == 2 ? varint_of(p, "OperatorSetIdProto", f, wt, &o->ver) : vf__pb_skip(p, wt);
+}
+
+typedef struct modelctx {
+    bool graph;
+    char prod[64], ver[32];
+} modelctx;
+
+static vf_status model_field(rd *r, vf__pb *p, uint32_t f, uint32_t wt, void *ctx)
+{
+    const char *M = "ModelProto";
+    modelctx *mc = ctx;
+    size_t n;
+    vf__pb sub;
+    vf_status st;
+    switch (f) {
+    case 1:
+        return varint_of(p, M, f, wt, &r->g->ir_version);
+    case 2:
+    case 3:
+        if ((st = str_of(r, p, M, f, wt, &n)) == VF_OK)
+            snprintf(f == 2 ? mc->prod : mc->ver, f == 2 ? sizeof mc->prod : sizeof mc->ver, "%s", r->buf);
+        return st;
+    case 7:
+        if (mc->graph)
+            return fail(r, "onnx: the model has two graphs");
+        mc->graph = true;
+        return (st = sub_of(p, M, f, wt, &sub)) == VF_OK ? each_field(r, &sub, graph_field, NULL) : st;
+    case 8: {
+        opsetctx o = {"", 0};
+        if ((st = sub_of(p, M, f, wt, &sub)) == VF_OK && (st = each_field(r, &sub, opset_field, &o)) == VF_OK &&
+            (!o.dom[0] || !strcmp(o.dom, "ai.onnx")))
+            r->g->opset = o.ver;
+        return st;
+    }
+    default:
+        return vf__pb_skip(p, wt);
+    }
 }
 
 static vf_status parse_model(rd *r, vf__pb *p)
 {
-    const char *M = "ModelProto";
-    bool graph = false;
-    char prod[64] = "", ver[32] = "";
-    vf_status st = VF_OK;
-    while (st == VF_OK && vf__pb_more(p)) {
-        uint32_t f, wt;
-        size_t n;
-        vf__pb sub;
-        if ((st = vf__pb_tag(p, &f, &wt)) != VF_OK)
-            break;
-        if (f == 1) {
-            st = varint_of(p, M, f, wt, &r->g->ir_version);
-        } else if (f == 2 || f == 3) {
-            if ((st = str_of(r, p, M, f, wt, &n)) == VF_OK)
-                snprintf(f == 2 ? prod : ver, f == 2 ? sizeof prod : sizeof ver, "%s", r->buf);
-        } else if (f == 7) {
-            if (graph)
-                return fail(r, "onnx: the model has two graphs");
-            graph = true;
-            if ((st = sub_of(p, M, f, wt, &sub)) == VF_OK)
-                st = parse_graph(r, &sub);
-        } else if (f == 8) {
-            if ((st = sub_of(p, M, f, wt, &sub)) == VF_OK)
-                st = parse_opset(r, &sub);
-        } else {
-            st = vf__pb_skip(p, wt);
-        }
-    }
-    if (st == VF_OK && !graph)
+    modelctx mc = {false, "", ""};
+    vf_status st = each_field(r, p, model_field, &mc);
+    if (st == VF_OK && !mc.graph)
         return fail(r, "onnx: no graph in the model (not an onnx file?)");
     if (st == VF_OK && r->g->ir_version <= 0)
         return fail(r, "onnx: no ir_version (not an onnx file?)");
-    snprintf(r->g->producer, sizeof r->g->producer, "%s%s%s", prod, ver[0] ? " " : "", ver);
+    snprintf(r->g->producer, sizeof r->g->producer, "%s%s%s", mc.prod, mc.ver[0] ? " " : "", mc.ver);
     return st;
 }
 
