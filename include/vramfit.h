@@ -628,6 +628,8 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
     uint32_t gpus_per_node;  /* 0 = min(gpus, 8); host memory is reported per node */
     vf_optim_impl optim_impl;
     char bnb_version[16];    /* bitsandbytes under --qlora; "" = current (>= 0.43.2) */
+    char torch_version[16];  /* the PyTorch release that trains ("1.10"); "" = current (< 1.11: softmax and
+                                log_softmax keep their input for backward too) */
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 

@@ -11,7 +11,7 @@
 enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
-    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT
+    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION
 };
 
 const struct option vf_cli_train_options[] = {
@@ -35,6 +35,7 @@ const struct option vf_cli_train_options[] = {
     {"lora-dropout", required_argument, 0, T_LORA_DROPOUT},
     {"bnb-version", required_argument, 0, T_BNB_VERSION},
     {"grads-kept", no_argument, 0, T_GRADS_KEPT},
+    {"torch-version", required_argument, 0, T_TORCH_VERSION},
     {0, 0, 0, 0},
 };
 
@@ -63,7 +64,9 @@ void vf_cli_train_opts_help(FILE *f)
           "  --gpus-per-node N      host memory is reported per node (default min(gpus, 8))\n"
           "  --states-only          model states only (DeepSpeed's estimators for ZeRO 1-3)\n"
           "  --grads-kept           zero_grad() keeps zeroed gradients between steps (set_to_none=False,\n"
-          "                         PyTorch < 2.0's default) instead of freeing them\n",
+          "                         PyTorch < 2.0's default) instead of freeing them\n"
+          "  --torch-version V      the PyTorch release that trains (default current; < 1.11: softmax\n"
+          "                         and log_softmax keep their input for backward as well)\n",
           f);
 }
 
@@ -77,6 +80,16 @@ static int pick(const char *opt, const char *arg, const char *const *names, size
             return 1;
         }
     return vf_cli_opt_bad(opt, arg, why);
+}
+
+/* A MAJOR.MINOR[...] version knob copied into its fixed-size field. */
+static int version_opt(const char *opt, const char *arg, char *dst, size_t n, const char *why)
+{
+    unsigned x, y;
+    if (strlen(arg) >= n || sscanf(arg, "%u.%u", &x, &y) != 2)
+        return vf_cli_opt_bad(opt, arg, why);
+    snprintf(dst, n, "%s", arg);
+    return 1;
 }
 
 int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
@@ -175,19 +188,18 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         t->lora_dropout = (float)d;
         return 1;
     }
-    case T_BNB_VERSION: {
-        unsigned x, y;
-        if (strlen(arg) >= sizeof t->bnb_version || sscanf(arg, "%u.%u", &x, &y) != 2)
-            return vf_cli_opt_bad("bnb-version", arg, "expected a version such as 0.42.0");
-        snprintf(t->bnb_version, sizeof t->bnb_version, "%s", arg);
-        return 1;
-    }
+    case T_BNB_VERSION:
+        return version_opt("bnb-version", arg, t->bnb_version, sizeof t->bnb_version,
+                           "expected a version such as 0.42.0");
     case T_STATES_ONLY:
         t->states_only = true;
         return 1;
     case T_GRADS_KEPT:
         o->grads_kept = true;
         return 1;
+    case T_TORCH_VERSION:
+        return version_opt("torch-version", arg, t->torch_version, sizeof t->torch_version,
+                           "expected a version such as 1.10");
     case T_PER_NODE:
         if (vf_cli_opt_number("gpus-per-node", arg, 1, 4096, NULL, &v) < 0)
             return -1;

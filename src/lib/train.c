@@ -50,6 +50,21 @@ static int bnb_keeps_input(const char *v)
     return maj == 0 && (min < 43 || (min == 43 && pat < 2));
 }
 
+/* 1 when PyTorch `v` is older than 1.11: its softmax and log_softmax
+ * backward formulas named `self` (tools/autograd/derivatives.yaml:
+ * `_softmax_backward_data(grad, result, dim, self)`), so autograd kept the
+ * input beside the output (pytorch issue #64000; PR #65242 saves only its
+ * dtype, first released in 1.11); 0 when newer or unset; -1 when malformed. */
+static int softmax_keeps_input(const char *v)
+{
+    unsigned maj = 0, min = 0;
+    if (!v[0])
+        return 0;
+    if (sscanf(v, "%u.%u", &maj, &min) != 2 || maj > 1000 || min > 1000)
+        return -1;
+    return maj < 1 || (maj == 1 && min < 11);
+}
+
 static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg *c, vf_error *err)
 {
     const vf_train_opts *t = &o->train;
@@ -155,6 +170,10 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     if (c->attn == VF_ATTN_DEFAULT)
         c->attn = VF_ATTN_SDPA;
     c->grads_kept = o->grads_kept;
+    int sm = softmax_keeps_input(t->torch_version);
+    if (sm < 0)
+        return vf__err(err, VF_EINVAL, "", "torch version must look like 1.10");
+    c->softmax_keeps_input = sm;
     return VF_OK;
 }
 
@@ -279,6 +298,12 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf__assume(out, "zero = %d", c.zero);
     if (c.grads_kept)
         vf__assume(out, "gradients = kept between steps (zero_grad(set_to_none=False), PyTorch < 2.0)");
+    if (a.cls_labels)
+        vf__assume(out, "head = sequence classification (%llu labels on the pooled first token): no vocabulary-sized "
+                        "logits", (unsigned long long)a.cls_labels);
+    if (c.softmax_keeps_input)
+        vf__assume(out, "PyTorch %s: softmax and log_softmax keep their input beside their output for backward "
+                        "(fixed in 1.11, pytorch issue #64000)", t->torch_version);
     if (c.lora)
         vf__assume(out, "lora = rank %u on %s, dropout %.2f%s%s", t->lora_rank,
                    t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",

@@ -26,12 +26,15 @@ static uint64_t norm_bytes(const vf__tarch *a, const vf__tcfg *c, uint64_t T, ui
 }
 
 /* Attention scores' saved bytes for eager attention, S = b*heads*s*s elements. */
-static uint64_t eager_scores(const vf__tarch *a, uint64_t S, uint32_t act, bool upcast)
+static uint64_t eager_scores(const vf__tarch *a, const vf__tcfg *c, uint64_t S, uint32_t act, bool upcast)
 {
     bool drop = a->attn_drop > 0;
+    /* PyTorch < 1.11: the softmax keeps its input too (the masked scores;
+     * an upcasting softmax taken as keeping its fp32 input: erring high) */
+    uint64_t in = c->softmax_keeps_input ? (upcast ? 4 : act) * S : 0;
     if (upcast)
-        return 4 * S + (drop ? S + act * S : (act < 4 ? act * S : 0));
-    return act * S + (drop ? S + act * S : 0);
+        return in + 4 * S + (drop ? S + act * S : (act < 4 ? act * S : 0));
+    return in + act * S + (drop ? S + act * S : 0);
 }
 
 /* MLP saved bytes for `tokens` tokens of width `ff`. */
@@ -80,7 +83,7 @@ static void block_saved(const vf__tarch *a, const vf__tcfg *c, const vf__tstates
         if (in[VF_ROLE_ATTN_O])
             core += (uint64_t)act * T * qdim;
     } else {
-        core = (uint64_t)act * T * 3 * qdim + eager_scores(a, S, act, upcast);
+        core = (uint64_t)act * T * 3 * qdim + eager_scores(a, c, S, act, upcast);
         if (in[VF_ROLE_ATTN_O])
             core += (uint64_t)act * T * qdim;
         o->attn_scores = S;
@@ -137,10 +140,22 @@ static uint64_t outside_saved(const vf__tarch *a, const vf__tcfg *c, vf__tacts *
     if (c->amp)
         nl += 2 * a->vocab * h; /* the head's autocast copy */
     o->logits_tv = T * a->vocab;
+    if (a->cls_labels) {
+        /* BertForSequenceClassification: the pooler's Linear keeps its input,
+         * a view of the first token that holds the last hidden state (counted
+         * above as the head's input); tanh keeps its output, dropout its mask,
+         * the classifier its input; fp32 log-softmax over [b, labels] */
+        o->logits_tv = c->b * a->cls_labels;
+        nl += (2 * (uint64_t)act + 1) * c->b * h + (c->softmax_keeps_input ? 8 : 4) * o->logits_tv + 8 * c->b + 4;
+        o->non_layer = nl;
+        return nl - before_head;
+    }
+    /* PyTorch < 1.11: log_softmax keeps its input (the logits) as well */
+    uint64_t keep = c->softmax_keeps_input ? 2 : 1;
     if (c->litgpt) /* chunked_cross_entropy on the head's 16-bit chunks: log-softmax in `act` */
-        nl += (uint64_t)act * o->logits_tv + 8 * T;
+        nl += keep * act * o->logits_tv + 8 * T;
     else
-        nl += 4 * o->logits_tv + 8 * T + 4; /* fp32 log-softmax (HF upcasts logits), targets, weight */
+        nl += keep * 4 * o->logits_tv + 8 * T + 4; /* fp32 log-softmax (HF upcasts logits), targets, weight */
     o->non_layer = nl;
     return nl - before_head;
 }
@@ -157,12 +172,12 @@ static void recompute_kept(const vf__tarch *a, const vf__tcfg *c, vf_recompute r
     switch (rc) {
     case VF_RECOMPUTE_NONE:
         o->layer_kept = L;
-        o->scores_kept = attn == VF_ATTN_EAGER ? eager_scores(a, S, act, upcast) : 0;
+        o->scores_kept = attn == VF_ATTN_EAGER ? eager_scores(a, c, S, act, upcast) : 0;
         break;
     case VF_RECOMPUTE_SELECTIVE:
         /* Korthikanti's selective recomputation drops the attention core's
          * s^2 terms (scores, softmax, dropout) and keeps everything else */
-        o->layer_kept = L - (attn == VF_ATTN_EAGER ? eager_scores(a, S, act, upcast) : 0);
+        o->layer_kept = L - (attn == VF_ATTN_EAGER ? eager_scores(a, c, S, act, upcast) : 0);
         break;
     case VF_RECOMPUTE_FULL:
         /* each block keeps only its input (the RNG state it stashes lives in host memory) */
@@ -221,7 +236,8 @@ static void step_transients(const vf__tarch *a, const vf__tcfg *c, const vf__tst
     o->freed_mlp = mlp_part;
     if (!c->lora) {
         uint64_t mlp_params = (a->gated_mlp ? 3 : 2) * h * (a->n_experts > 1 ? a->moe_inter * a->n_experts : a->inter);
-        o->grads_head = a->vocab * h * c->g_bytes;
+        /* the head's gradient (sequence classification: pooler and classifier) */
+        o->grads_head = (a->cls_labels ? (h + a->cls_labels) * h : a->vocab * h) * c->g_bytes;
         o->grads_mlp = mlp_params * c->g_bytes;
     }
     if (c->qlora) {

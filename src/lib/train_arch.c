@@ -89,6 +89,10 @@ vf_status vf__train_arch(const vf_model *m, vf__tarch *a, vf_error *err)
             has_pos = true;
         if (t->role == VF_ROLE_OUTPUT)
             has_head = true;
+        /* BertForSequenceClassification (modeling_bert.py): pooler on the first
+         * token, dropout, then `classifier` [num_labels, h]; no LM head */
+        if (t->layer < 0 && t->n_dims == 2 && vf__ends_with(t->name, "classifier.weight"))
+            a->cls_labels = t->shape[0];
         if (t->role == VF_ROLE_NORM && vf__ends_with(t->name, ".bias"))
             norm_bias = true;
         if (t->role == VF_ROLE_EMBED && t->n_dims == 2) {
@@ -109,7 +113,9 @@ vf_status vf__train_arch(const vf_model *m, vf__tarch *a, vf_error *err)
         if (!a->inter)
             a->inter = 4 * a->hidden; /* GPT-2's n_inner: null means 4 * n_embd */
     }
-    if (!has_head && m->n_tensors > 0)
+    if (a->cls_labels)
+        a->tied = false; /* the word embeddings are no output head there */
+    if (!has_head && !a->cls_labels && m->n_tensors > 0)
         a->tied = true; /* no separate head tensor: the head is the embedding */
     if (!a->n_kv_heads)
         a->n_kv_heads = a->n_heads;

@@ -21,6 +21,8 @@ typedef struct vf__tarch {
     bool softmax_upcast; /* HF Llama-family eager attention: softmax in fp32 */
     bool gelu_python;    /* HF "gelu_new"/"gelu_fast" written as tensor ops: 4 saved tensors */
     bool tied;           /* output head shares the embedding */
+    uint64_t cls_labels; /* a sequence-classification head ("classifier" [labels, h] on the pooled first token):
+                            its logits are one row per sequence, no vocabulary-sized tensor */
     double attn_drop, resid_drop, embd_drop;
     /* mixture of experts */
     uint32_t n_experts, n_experts_active;
@@ -52,6 +54,7 @@ typedef struct vf__tcfg {
     uint32_t lora_rank;
     float lora_dropout;
     vf_attn attn;
+    bool softmax_keeps_input; /* PyTorch < 1.11: softmax/log_softmax save their input as well */
     bool grads_kept;      /* gradients live from one step into the next (zero_grad without set_to_none) */
 } vf__tcfg;
 

@@ -77,8 +77,15 @@ static void save_block(step_ctx *x, tset *s)
         t3 = vf__replay_alloc(x->r, st);
         vf__replay_free(x->r, t2);
     }
-    vf__replay_pieces(x->r, sc, st, s->h, MAX_PIECES / 4, &n1);
-    vf__replay_free(x->r, t3);
+    /* PyTorch < 1.11: the softmax keeps its input, the masked scores */
+    bool keep_in = t3 && x->c->softmax_keeps_input && sc >= st;
+    if (keep_in)
+        sc -= st;
+    vf__replay_pieces(x->r, sc, st, s->h, MAX_PIECES / 4 - 1, &n1);
+    if (keep_in)
+        s->h[n1++] = t3;
+    else
+        vf__replay_free(x->r, t3);
     vf__replay_pieces(x->r, ff, x->uff, s->h + n1, MAX_PIECES / 4, &n2);
     vf__replay_pieces(x->r, rest, x->u, s->h + n1 + n2, MAX_PIECES - n1 - n2, &n3);
     s->n = n1 + n2 + n3;

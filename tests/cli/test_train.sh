@@ -46,4 +46,5 @@ check_err "bad qlora" 2 "qlora" "$VF" estimate --train --qlora nf5 --lora-rank 8
 check_err "param offload needs zero 3" 2 "zero 3" "$VF" estimate --train --zero 2 --offload params "$CFG/l02/config.json"
 check_err "qlora needs a rank" 2 "lora rank" "$VF" estimate --train --qlora nf4 "$CFG/l02/config.json"
 check_err "bad bnb version" 2 "bnb-version" "$VF" estimate --train --qlora nf4 --lora-rank 8 --bnb-version latest "$CFG/l02/config.json"
+check_err "bad torch version" 2 "torch-version" "$VF" estimate --train --torch-version latest "$CFG/l02/config.json"
 check_err "tp must divide gpus" 2 "multiple" "$VF" estimate --train --tp 3 --gpus 8 "$CFG/l02/config.json"
