@@ -80,8 +80,12 @@ gsent=$(($(stat_of cdn_bytes) - sent0))
 [ "$ghdr" -gt 65536 ] && [ "$gsent" -ge "$ghdr" ] && [ "$gsent" -le $((ghdr + 65536)) ] &&
     ok "hub: a gguf header of $ghdr bytes read incrementally ($gsent bytes sent)" ||
     fail "hub: a gguf header read incrementally" "header $ghdr bytes, $gsent sent"
+exact "hub: a split gguf in a folder, by its first part (:BF16)" "gguforg/tiny-GGUF:BF16" "$VF" inspect hf://gguforg/tiny-GGUF:BF16 --json
 exact "hub: --file names the file" "gguforg/tiny-GGUF:Q8_0" "$VF" inspect hf://gguforg/tiny-GGUF --file tiny-Q8_0.gguf --json
-check_err "hub: a quantization no file has lists the files, exit 2" 2 "tiny-Q4_K_M.gguf, tiny-Q8_0.gguf" "$VF" inspect hf://gguforg/tiny-GGUF:Q5_K
+check_err "hub: a quantization no file has: one line, exit 2" 2 "no gguf file matches ':Q5_K'" "$VF" inspect hf://gguforg/tiny-GGUF:Q5_K &&
+    for g in tiny-Q4_K_M.gguf tiny-Q8_0.gguf BF16/tiny-BF16-00001-of-00002.gguf; do
+        grep -q "$g" "$TMP/err" || fail "hub: the candidates listed" "$g missing: $(cat "$TMP/err")"
+    done && ! grep -q -e mmproj -e 00002-of "$TMP/err" && ok "hub: the candidates listed (no projector, no later split part)"
 cache gated
 check_err "hub: gated without a token: one line naming HF_TOKEN" 4 "hf://gatedorg/secret.*HF_TOKEN" "$VF" inspect hf://gatedorg/secret
 exact "hub: gated with HF_TOKEN: exact" gatedorg/secret env HF_TOKEN=hf_test_token "$VF" inspect hf://gatedorg/secret --json

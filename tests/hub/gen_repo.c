@@ -179,7 +179,10 @@ static void mixed(const char *root)
 }
 
 /* ---- gguforg/tiny-GGUF: one Llama in two quantizations, and a projector ---- */
-static void gguf_file(const char *path, uint32_t type, bool print)
+/* One GGUF of the tiny Llama in quantization type; with parts > 1, the
+ * part-th of a split as gguf-split names and keys it (tensors [lo, hi)). */
+static void gguf_part(const char *path, uint32_t type, int part, int parts, uint64_t *params, uint64_t *bytes,
+                      uint64_t *header_len)
 {
     gw w = {0};
     const uint32_t H = 256, FF = 512, V = 1024, L = 2;
@@ -212,9 +215,15 @@ static void gguf_file(const char *path, uint32_t type, bool print)
     /* the Q8_0 file carries a 30,000-token list: a header over 64 KiB, read
      * in steps as its reader walks it */
     bool tokens = type == GW_T_Q8_0;
-    gw_begin(&w, 3, n, tokens ? 10 : 9);
+    size_t lo = parts > 1 && part == 1 ? 11 : 0, hi = parts > 1 && part == 0 ? 11 : n; /* layer 1 in part 2 */
+    gw_begin(&w, 3, hi - lo, (tokens ? 10u : 9u) + (parts > 1 ? 3u : 0u));
     if (tokens)
         gw_kv_tokens(&w, "tokenizer.ggml.tokens", 30000);
+    if (parts > 1) {
+        gw_kv_u16(&w, "split.no", (uint16_t)part);
+        gw_kv_u16(&w, "split.count", (uint16_t)parts);
+        gw_kv_i32(&w, "split.tensors.count", (int32_t)n);
+    }
     gw_kv_str(&w, "general.architecture", "llama");
     gw_kv_str(&w, "general.name", "tiny");
     gw_kv_u32(&w, "llama.block_count", L);
@@ -224,20 +233,25 @@ static void gguf_file(const char *path, uint32_t type, bool print)
     gw_kv_u32(&w, "llama.attention.head_count", 4);
     gw_kv_u32(&w, "llama.attention.head_count_kv", 2);
     gw_kv_f32(&w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    uint64_t data = gw_tensor_infos(&w, t, n, 32);
-    uint64_t header = w.len; /* the header's bytes before the data section's padding */
+    uint64_t data = gw_tensor_infos(&w, t + lo, hi - lo, 32);
+    *header_len = w.len; /* the header's bytes before the data section's padding */
     if (gw_finish(&w, path, 32, data) != 0) {
         fprintf(stderr, "gen_repo: %s: cannot write\n", path);
         exit(1);
     }
-    uint64_t params = 0, bytes = 0;
-    for (size_t i = 0; i < n; i++) {
-        params += t[i].ne[0] * t[i].ne[1];
-        bytes += gw_type_bytes(t[i].type, t[i].n_dims, t[i].ne);
+    for (size_t i = lo; i < hi; i++) {
+        *params += t[i].ne[0] * t[i].ne[1];
+        *bytes += gw_type_bytes(t[i].type, t[i].n_dims, t[i].ne);
     }
-    if (print)
-        printf("gguforg/tiny-GGUF:%s %llu %llu %llu\n", type == GW_T_Q8_0 ? "Q8_0" : "Q4_K_M",
-               (unsigned long long)params, (unsigned long long)bytes, (unsigned long long)header);
+}
+
+static void gguf_file(const char *path, uint32_t type, const char *tag)
+{
+    uint64_t params = 0, bytes = 0, header = 0;
+    gguf_part(path, type, 0, 1, &params, &bytes, &header);
+    if (tag)
+        printf("gguforg/tiny-GGUF:%s %llu %llu %llu\n", tag, (unsigned long long)params, (unsigned long long)bytes,
+               (unsigned long long)header);
 }
 
 static void tiny_gguf(const char *root)
@@ -247,11 +261,20 @@ static void tiny_gguf(const char *root)
     mkdirs(dir);
     put_text(dir, "README.md", "# tiny\n");
     snprintf(p, sizeof p, "%s/tiny-Q4_K_M.gguf", dir);
-    gguf_file(p, GW_T_Q4_K, true);
+    gguf_file(p, GW_T_Q4_K, "Q4_K_M");
     snprintf(p, sizeof p, "%s/tiny-Q8_0.gguf", dir);
-    gguf_file(p, GW_T_Q8_0, true);
+    gguf_file(p, GW_T_Q8_0, "Q8_0");
     snprintf(p, sizeof p, "%s/mmproj-tiny-F16.gguf", dir);
-    gguf_file(p, GW_T_F16, false);
+    gguf_file(p, GW_T_F16, NULL);
+    /* a split in a folder, as big GGUF repositories ship them */
+    uint64_t params = 0, bytes = 0, header = 0;
+    snprintf(p, sizeof p, "%s/BF16", dir);
+    mkdirs(p);
+    for (int part = 0; part < 2; part++) {
+        snprintf(p, sizeof p, "%s/BF16/tiny-BF16-%05d-of-00002.gguf", dir, part + 1);
+        gguf_part(p, GW_T_BF16, part, 2, &params, &bytes, &header);
+    }
+    printf("gguforg/tiny-GGUF:BF16 %llu %llu\n", (unsigned long long)params, (unsigned long long)bytes);
 }
 
 static void gated(const char *root)
