@@ -77,7 +77,8 @@ static int kvals(const ctx *c, uint32_t k, int64_t *v, int max)
     const vf__vshape *x = in(c, k);
     if (!x || x->kn < 0 || x->kn > max)
         return -1;
-    memcpy(v, c->s->pool + x->koff, (size_t)x->kn * sizeof *v);
+    if (x->kn)
+        memcpy(v, c->s->pool + x->koff, (size_t)x->kn * sizeof *v);
     return x->kn;
 }
 
@@ -89,7 +90,8 @@ static int aints(const ctx *c, const char *name, int64_t *v, int max)
         return -1;
     if (a->n_ints > (uint32_t)max || (a->n_ints && !a->ints))
         return -2;
-    memcpy(v, a->ints, a->n_ints * sizeof *v);
+    if (a->n_ints) /* memcpy from NULL is undefined even for 0 bytes */
+        memcpy(v, a->ints, a->n_ints * sizeof *v);
     return (int)a->n_ints;
 }
 
