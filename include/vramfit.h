@@ -895,7 +895,7 @@ typedef enum vf_sweep_axis { VF_SWEEP_CONTEXT, VF_SWEEP_BATCH } vf_sweep_axis;
 
 #define VF_SWEEP_MAX 64
 
-typedef struct vf_sweep_point {
+typedef struct vf_sweep_point { VF_GROWABLE_BEGIN
     uint64_t value;            /* tokens of context (training: sequence length) or sequences (micro-batch) */
     vf_status status;          /* VF_OK, or why the estimate fails at this value (the rest is then 0) */
     bool starts;               /* the engine would start (vLLM sizes its pool from the device) */
@@ -903,7 +903,8 @@ typedef struct vf_sweep_point {
     uint64_t needed_bytes;     /* per GPU, as vf_fit_needed_bytes: what a device must have; 0 = none fits */
     uint64_t per_gpu_bytes;    /* the estimate on the given device (without one: on needed_bytes) */
     uint64_t weights, kv_cache, activations, gradients, optimizer, overhead; /* its components */
-} vf_sweep_point;
+VF_GROWABLE_END(128) } vf_sweep_point;
+VF_SIZE_PINNED(vf_sweep_point, 128);
 
 /**
  * The values a sweep takes by default, ascending, at most cap (<= VF_SWEEP_MAX):
@@ -916,14 +917,12 @@ VF_API size_t vf_sweep_values(const vf_model *m, const vf_estimate_opts *o, vf_s
 /**
  * Runs the memory model of o (the knobs as for vf_estimate_run, devices already
  * spread) at each of the n values (n <= VF_SWEEP_MAX) of the axis, each point as
- * its own estimate, on devices of gpu_bytes each (0 = none given). out holds n
- * points of point_size bytes each (sizeof(vf_sweep_point) as the caller was
- * built; a shorter, older struct gets only its own fields). A failing point is
- * reported in its status; VF_EINVAL only for bad arguments.
+ * its own estimate, on devices of gpu_bytes each (0 = none given), into out[0..n).
+ * A failing point is reported in its status; VF_EINVAL only for bad arguments.
  */
 VF_API vf_status vf_sweep_run(const vf_model *m, const vf_estimate_opts *o, vf_sweep_axis axis,
                               const uint64_t *values, size_t n, uint64_t gpu_bytes, vf_sweep_point *out,
-                              size_t point_size, vf_error *err);
+                              vf_error *err);
 
 /* One catalog GPU in the answer to "what do I need to run this?". */
 typedef struct vf_fit_row { VF_GROWABLE_BEGIN

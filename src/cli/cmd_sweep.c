@@ -142,7 +142,7 @@ int cmd_sweep(int argc, char **argv)
         n = vf_sweep_values(m, &a.est, axis, values, VF_SWEEP_MAX);
     vf_sweep_point pts[VF_SWEEP_MAX];
     vf_error e = {0};
-    if (vf_sweep_run(m, &a.est, axis, values, n, g ? g->gpu.memory_bytes : 0, pts, sizeof pts[0], &e) != VF_OK) {
+    if (vf_sweep_run(m, &a.est, axis, values, n, g ? g->gpu.memory_bytes : 0, pts, &e) != VF_OK) {
         rc = vf_report_error(&e);
     } else if (a.json) {
         rc = print_json(&a, g, over, pts, n);

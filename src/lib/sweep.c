@@ -67,7 +67,7 @@ static void sweep_point(vf__fit_ctx *c, const vf_estimate_opts *base, vf_sweep_a
 }
 
 vf_status vf_sweep_run(const vf_model *m, const vf_estimate_opts *o, vf_sweep_axis axis, const uint64_t *values,
-                       size_t n, uint64_t gpu_bytes, vf_sweep_point *out, size_t point_size, vf_error *err)
+                       size_t n, uint64_t gpu_bytes, vf_sweep_point *out, vf_error *err)
 {
     if (!m || !o || (!values && n) || (!out && n))
         return vf__err(err, VF_EINVAL, "", "sweep needs a model, options, values and room for the points");
@@ -75,8 +75,6 @@ vf_status vf_sweep_run(const vf_model *m, const vf_estimate_opts *o, vf_sweep_ax
         return vf__err(err, VF_EINVAL, "", "a sweep takes at most %d values", VF_SWEEP_MAX);
     if (axis != VF_SWEEP_CONTEXT && axis != VF_SWEEP_BATCH)
         return vf__err(err, VF_EINVAL, "", "a sweep runs over context or batch");
-    if (point_size == 0 || point_size > ((size_t)1 << 20))
-        return vf__err(err, VF_EINVAL, "", "sweep point size %zu is not a struct's", point_size);
     for (size_t i = 0; i < n; i++)
         if (values[i] == 0)
             return vf__err(err, VF_EINVAL, "", "sweep values must be positive");
@@ -84,13 +82,8 @@ vf_status vf_sweep_run(const vf_model *m, const vf_estimate_opts *o, vf_sweep_ax
     if (!scratch)
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     vf__fit_ctx c = {.m = m, .fn = vf_estimate_run, .scratch = scratch};
-    size_t keep = point_size < sizeof(vf_sweep_point) ? point_size : sizeof(vf_sweep_point);
-    for (size_t i = 0; i < n; i++) {
-        vf_sweep_point p;
-        sweep_point(&c, o, axis, values[i], gpu_bytes, &p);
-        /* the caller's stride and length: an older, shorter struct gets its own fields only */
-        memcpy((char *)out + i * point_size, &p, keep);
-    }
+    for (size_t i = 0; i < n; i++)
+        sweep_point(&c, o, axis, values[i], gpu_bytes, &out[i]);
     free(scratch);
     return VF_OK;
 }

@@ -1,6 +1,6 @@
 /* test_sweep.c — vf_sweep_values / vf_sweep_run: the default values, each
- * point equal to an estimate run at that value, a caller's shorter struct
- * written only up to its size, and bad arguments refused. */
+ * point equal to an estimate run at that value, the pinned size, and bad
+ * arguments refused. */
 #include "testutil.h"
 
 #include <stddef.h>
@@ -51,7 +51,7 @@ static void test_points_are_estimates(void **state)
     const uint64_t v[] = {1024, 32768};
     vf_sweep_point p[2];
     vf_error e = {0};
-    assert_int_equal(vf_sweep_run(m, &o, VF_SWEEP_CONTEXT, v, 2, gpu, p, sizeof p[0], &e), VF_OK);
+    assert_int_equal(vf_sweep_run(m, &o, VF_SWEEP_CONTEXT, v, 2, gpu, p, &e), VF_OK);
     for (int i = 0; i < 2; i++) {
         vf_estimate_opts x = o;
         x.infer.context = v[i];
@@ -71,24 +71,21 @@ static void test_points_are_estimates(void **state)
     vf_model_free(m);
 }
 
-/* An older caller's struct ends before needed_bytes: nothing past it is written. */
-static void test_short_struct(void **state)
+/* The struct keeps its pinned size (include/vramfit.h, ABI); the zeroed reserve stays zero. */
+static void test_pinned(void **state)
 {
     (void)state;
     vf_model *m = open_qwen();
     vf_estimate_opts o;
     transformers_opts(&o);
-    const size_t old = offsetof(vf_sweep_point, needed_bytes);
-    unsigned char buf[2 * sizeof(vf_sweep_point)];
-    memset(buf, 0xA5, sizeof buf);
+    vf_sweep_point p[2];
+    memset(p, 0, sizeof p);
     const uint64_t v[] = {512, 1024};
-    assert_int_equal(vf_sweep_run(m, &o, VF_SWEEP_CONTEXT, v, 2, 0, (vf_sweep_point *)(void *)buf, old, NULL),
-                     VF_OK);
-    for (size_t i = 2 * old; i < sizeof buf; i++)
-        assert_int_equal(buf[i], 0xA5);
-    uint64_t second;
-    memcpy(&second, buf + old + offsetof(vf_sweep_point, value), sizeof second);
-    assert_int_equal(second, 1024); /* the caller's stride */
+    assert_int_equal(sizeof p[0], 128);
+    assert_int_equal(vf_sweep_run(m, &o, VF_SWEEP_CONTEXT, v, 2, 0, p, NULL), VF_OK);
+    assert_int_equal(p[1].value, 1024);
+    for (size_t i = offsetof(vf_sweep_point, overhead) + 8; i < sizeof p[0]; i++)
+        assert_int_equal(p[1].vf_reserved_[i], 0);
     vf_model_free(m);
 }
 
@@ -103,13 +100,12 @@ static void test_bad_arguments(void **state)
         v[i] = i + 1;
     vf_sweep_point p[VF_SWEEP_MAX + 1];
     vf_error e = {0};
-    assert_int_equal(vf_sweep_run(m, &o, VF_SWEEP_CONTEXT, v, VF_SWEEP_MAX + 1, 0, p, sizeof p[0], &e), VF_EINVAL);
+    assert_int_equal(vf_sweep_run(m, &o, VF_SWEEP_CONTEXT, v, VF_SWEEP_MAX + 1, 0, p, &e), VF_EINVAL);
     assert_non_null(strstr(e.msg, "at most"));
     v[0] = 0;
-    assert_int_equal(vf_sweep_run(m, &o, VF_SWEEP_CONTEXT, v, 2, 0, p, sizeof p[0], &e), VF_EINVAL);
-    assert_int_equal(vf_sweep_run(m, &o, (vf_sweep_axis)7, v + 1, 1, 0, p, sizeof p[0], &e), VF_EINVAL);
-    assert_int_equal(vf_sweep_run(m, &o, VF_SWEEP_CONTEXT, v + 1, 1, 0, p, 0, &e), VF_EINVAL);
-    assert_int_equal(vf_sweep_run(NULL, &o, VF_SWEEP_CONTEXT, v + 1, 1, 0, p, sizeof p[0], &e), VF_EINVAL);
+    assert_int_equal(vf_sweep_run(m, &o, VF_SWEEP_CONTEXT, v, 2, 0, p, &e), VF_EINVAL);
+    assert_int_equal(vf_sweep_run(m, &o, (vf_sweep_axis)7, v + 1, 1, 0, p, &e), VF_EINVAL);
+    assert_int_equal(vf_sweep_run(NULL, &o, VF_SWEEP_CONTEXT, v + 1, 1, 0, p, &e), VF_EINVAL);
     vf_model_free(m);
 }
 
@@ -118,7 +114,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_values),
         cmocka_unit_test(test_points_are_estimates),
-        cmocka_unit_test(test_short_struct),
+        cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
