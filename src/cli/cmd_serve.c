@@ -3,10 +3,11 @@
  * libmicrohttpd answers with a thread per connection; the main thread waits for
  * SIGINT or SIGTERM (blocked everywhere, taken with sigwait) and then stops
  * the daemon, which closes every connection. */
-#include "cli.h"
 #include "serve.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -17,17 +18,25 @@
 
 static void help(void)
 {
-    printf("usage: vramfit serve [--addr HOST:PORT]\n\n"
-           "Serves the calculator as a local web page: a form for estimate, fit and inspect\n"
-           "over the embedded catalog or a model path on this machine. The page calls\n"
-           "  GET /api/estimate?model=M&context=N&batch=N&weights=D&kv=D&runtime=R&gpu=G&mode=training\n"
-           "  GET /api/fit?model=M&gpu=G&...     GET /api/inspect?model=M\n"
-           "  GET /api/models                    GET /api/gpus\n"
-           "each answering with what the command prints with --json (errors: {\"error\", \"exit\"}).\n"
-           "Ctrl-C (SIGINT) or SIGTERM stops it.\n\n"
+    printf("usage: vramfit serve [--addr HOST:PORT] [--models-dir DIR] [--jobs N]\n\n"
+           "Serves the calculator as a local web page: every knob of estimate and fit, the\n"
+           "breakdown, memory against context and batch, which GPUs fit and how many, and the\n"
+           "launch command, for the embedded catalog (and files under --models-dir). The page's\n"
+           "URL is its state: each input is a query parameter named as the CLI's long option.\n"
+           "It calls\n"
+           "  GET /api/estimate?model=M&OPTION=VALUE...   GET /api/fit?...   GET /api/plan?...&emit=E\n"
+           "  GET /api/sweep?...&over=context|batch      GET /api/inspect?model=M\n"
+           "  GET /api/models   GET /api/gpus   GET /api/params (what each endpoint takes)\n"
+           "each answering with what the command prints with --json (errors: {\"error\", \"exit\"}\n"
+           "with the command's one-line message). Ctrl-C (SIGINT) or SIGTERM stops it.\n\n"
            "  --addr HOST:PORT  where to listen (default 127.0.0.1:8080; port 0 picks a free\n"
            "                    one; [::1]:PORT for IPv6). Anything but loopback lets anyone\n"
-           "                    who can reach it read the headers of this machine's files\n");
+           "                    who can reach it use the calculator\n"
+           "  --models-dir DIR  model files the page may name, as paths inside DIR (symbolic\n"
+           "                    links followed and checked); without it, catalog models only\n"
+           "  --jobs N          commands run at once (default: the CPUs, at least 2); the\n"
+           "                    others wait, %d s at most\n",
+           VF_SERVE_QUEUE_S);
 }
 
 /* "HOST:PORT", "[V6]:PORT" → a socket address. */
@@ -81,16 +90,28 @@ static bool is_loopback(const struct sockaddr_storage *ss)
 
 int cmd_serve(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"addr", required_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    const char *addr = "127.0.0.1:8080";
+    static const struct option opts[] = {{"addr", required_argument, NULL, 'a'},
+                                         {"models-dir", required_argument, NULL, 'm'},
+                                         {"jobs", required_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *addr = "127.0.0.1:8080", *models_dir = NULL;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t jobs = cpus >= 2 ? (uint64_t)cpus : 2;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":a:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":a:m:j:h", opts, NULL)) != -1) {
         switch (c) {
         case 'a':
             addr = optarg;
+            break;
+        case 'm':
+            models_dir = optarg;
+            break;
+        case 'j':
+            if (!vf_parse_u64(optarg, &jobs) || jobs < 1 || jobs > 256)
+                return vf_usage_error("serve", "--jobs %s: expected a count from 1 to 256", optarg);
             break;
         case 'h':
             help();
@@ -117,6 +138,12 @@ int cmd_serve(int argc, char **argv)
     }
     ctx.exe[k] = '\0';
     ctx.loopback = is_loopback(&ss);
+    if (models_dir && !realpath(models_dir, ctx.models_dir)) {
+        fprintf(stderr, "vramfit: %s: %s\n", models_dir, strerror(errno));
+        return VF_EXIT_IO;
+    }
+    ctx.n_jobs = (unsigned)jobs;
+    sem_init(&ctx.jobs, 0, ctx.n_jobs);
 
     /* SIGINT/SIGTERM are taken by sigwait below: block them before the
      * daemon's thread starts so that it inherits the mask */
@@ -127,14 +154,17 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    /* a thread per connection: one slow request does not hold up the page */
+    /* a thread per connection: one slow request does not hold up the page or
+     * the others; each connection's URL and headers fit in 64 KiB, an idle
+     * one is closed after 30 s, and at most VF_SERVE_MAX_CONN are open */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, vf_serve_handle, &ctx, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
+        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)VF_SERVE_MAX_CONN, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "vramfit: %s: cannot listen (address in use or not available)\n", addr);
         return VF_EXIT_IO;

@@ -1,46 +1,23 @@
 /* serve_http.c — the request handler of 'vramfit serve': the page, and the
- * API that runs inspect / estimate / fit / models / gpus with --json.
+ * API that runs estimate / fit / plan / sweep / inspect / models / gpus with
+ * --json and answers with what the command prints.
  *
- * Requests are bounded: GET only, no body, known parameters only, each value
- * at most VF_SERVE_MAX_VALUE bytes of printable text, passed to the command
- * as "--name=value" (never as a separate word an option parser could take
- * for an option) and the model after "--". When bound to loopback, the Host
- * header must name loopback too, so a web page elsewhere cannot reach the
- * API through DNS rebinding. */
+ * Requests are bounded: GET only, no body, the URL and headers within the
+ * daemon's per-connection memory, parameters only the command's own long
+ * options (serve_args.c builds the command line from its tables), each value
+ * at most VF_SERVE_MAX_VALUE bytes of printable text; at most n_jobs commands
+ * run at once (the rest wait for a slot, VF_SERVE_QUEUE_S at most), each
+ * killed after VF_SERVE_TIMEOUT_S. When bound to loopback, the Host header
+ * must name loopback too, so a web page elsewhere cannot reach the API
+ * through DNS rebinding. */
 #include "serve.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#define VF_SERVE_MAX_VALUE 1024
-#define VF_SERVE_MAX_ARGS 48
-#define VF_SERVE_TIMEOUT_S 60
-#define VF_SERVE_MAX_OUT ((size_t)8 << 20)
-
-/* What each endpoint may pass on: query parameter = the command's option. */
-typedef struct endpoint {
-    const char *path;
-    const char *command;
-    bool needs_model;
-    const char *const *params; /* NULL-terminated */
-} endpoint;
-
-static const char *const inspect_params[] = {NULL};
-static const char *const knob_params[] = {
-    "context", "batch", "weights", "kv", "runtime", "gpu", "tp", "pp", "ep", "gpus", "attn", "gpu-util",
-    "max-model-len", "max-num-seqs", "ubatch", "parallel", "n-gpu-layers", "optimizer", "precision",
-    "grad-checkpoint", "grad-accum", "lora-rank", "lora-targets", "qlora", "zero", "fsdp", "offload", NULL};
-static const char *const none_params[] = {NULL};
-
-static const endpoint endpoints[] = {
-    {"/api/inspect", "inspect", true, inspect_params},
-    {"/api/estimate", "estimate", true, knob_params},
-    {"/api/fit", "fit", true, knob_params},
-    {"/api/models", "models", false, none_params},
-    {"/api/gpus", "gpus", false, none_params},
-};
+#include <time.h>
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, const char *body, size_t n)
 {
@@ -75,15 +52,6 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned http, int 
     return reply(c, http, "application/json", body, o);
 }
 
-static bool printable(const char *s)
-{
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++, n++)
-        if (*p < 0x20 || *p == 0x7f || n >= VF_SERVE_MAX_VALUE)
-            return false;
-    return true;
-}
-
 /* Host header check for a loopback server. */
 static bool host_ok(const vf_serve_ctx *ctx, const char *host)
 {
@@ -106,82 +74,46 @@ static bool host_ok(const vf_serve_ctx *ctx, const char *host)
     return false;
 }
 
-typedef struct arg_check {
-    const endpoint *ep;
-    const char *bad; /* first unknown or unprintable parameter */
-} arg_check;
-
-static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+/* Waits for one of the n_jobs slots, at most VF_SERVE_QUEUE_S seconds: a
+ * burst of requests queues instead of running a process each at once. */
+static bool take_slot(vf_serve_ctx *ctx)
 {
-    (void)kind;
-    arg_check *a = cls;
-    bool known = strcmp(key, "model") == 0 || strcmp(key, "mode") == 0;
-    for (const char *const *p = a->ep->params; !known && *p; p++)
-        known = strcmp(key, *p) == 0;
-    if (!known || (value && !printable(value))) {
-        a->bad = key;
-        return MHD_NO;
-    }
-    return MHD_YES;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += VF_SERVE_QUEUE_S;
+    while (sem_timedwait(&ctx->jobs, &until) != 0)
+        if (errno != EINTR)
+            return false;
+    return true;
 }
 
-static enum MHD_Result api(struct MHD_Connection *c, const vf_serve_ctx *ctx, const endpoint *ep)
+static enum MHD_Result api(struct MHD_Connection *c, vf_serve_ctx *ctx, const vf_serve_endpoint *ep)
 {
-    arg_check chk = {ep, NULL};
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_arg, &chk);
-    if (chk.bad) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "parameter '%.40s' is unknown here or its value is not plain text", chk.bad);
-        return reply_error(c, MHD_HTTP_BAD_REQUEST, 2, msg);
+    vf_serve_argv a;
+    if (!vf_serve_build_argv(c, ctx, ep, &a)) {
+        vf_serve_argv_free(&a);
+        return reply_error(c, a.status, 2, a.why);
     }
-    const char *model = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "model");
-    if (ep->needs_model && (!model || !*model))
-        return reply_error(c, MHD_HTTP_BAD_REQUEST, 2, "no model given");
-    char *argv[VF_SERVE_MAX_ARGS + 1];
-    char *owned[VF_SERVE_MAX_ARGS];
-    size_t n = 0, n_owned = 0;
-    argv[n++] = (char *)ctx->exe;
-    argv[n++] = (char *)ep->command;
-    argv[n++] = "--json";
-    const char *mode = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
-    if (mode && *mode) {
-        if (strcmp(mode, "training") == 0 || strcmp(mode, "train") == 0) {
-            if (ep->params == knob_params)
-                argv[n++] = "--train";
-        } else if (strcmp(mode, "inference") != 0) {
-            return reply_error(c, MHD_HTTP_BAD_REQUEST, 2, "mode must be inference or training");
-        }
+    if (!take_slot(ctx)) {
+        vf_serve_argv_free(&a);
+        return reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, 4, "the server is busy; try again");
     }
-    for (const char *const *p = ep->params; *p && n < VF_SERVE_MAX_ARGS - 3; p++) {
-        const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, *p);
-        if (!v || !*v)
-            continue;
-        size_t len = strlen(*p) + strlen(v) + 4;
-        char *a = malloc(len);
-        if (!a)
-            break;
-        snprintf(a, len, "--%s=%s", *p, v);
-        argv[n++] = owned[n_owned++] = a;
-    }
-    if (ep->needs_model) {
-        argv[n++] = "--";
-        argv[n++] = (char *)model;
-    }
-    argv[n] = NULL;
     char *out = NULL, errline[600];
     size_t out_len = 0;
-    int rc = vf_serve_run(argv, VF_SERVE_TIMEOUT_S, VF_SERVE_MAX_OUT, &out, &out_len, errline, sizeof errline);
-    for (size_t i = 0; i < n_owned; i++)
-        free(owned[i]);
+    int rc = vf_serve_run(a.argv, VF_SERVE_TIMEOUT_S, VF_SERVE_MAX_OUT, &out, &out_len, errline, sizeof errline);
+    sem_post(&ctx->jobs);
+    vf_serve_argv_free(&a);
     enum MHD_Result ret;
-    /* exit 0, and fit's 1 ("does not fit"), are answers; the rest errors */
-    if ((rc == 0 || (rc == 1 && strcmp(ep->command, "fit") == 0)) && out_len > 0)
+    /* exit 0, and fit's and plan's 1 ("does not fit"), are answers; the rest errors */
+    bool answer = rc == 0 || (rc == 1 && (!strcmp(ep->command, "fit") || !strcmp(ep->command, "plan")));
+    if (answer && out_len > 0)
         ret = reply(c, MHD_HTTP_OK, "application/json", out, out_len);
     else if (rc < 0)
         ret = reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, 4, errline);
     else
         ret = reply_error(c,
-                          rc == 2   ? MHD_HTTP_BAD_REQUEST
+                          rc == 1   ? 422
+                          : rc == 2 ? MHD_HTTP_BAD_REQUEST
                           : rc == 3 ? 422 /* unprocessable content */
                                     : MHD_HTTP_INTERNAL_SERVER_ERROR,
                           rc, errline[0] ? errline : "the command printed nothing");
@@ -193,7 +125,7 @@ enum MHD_Result vf_serve_handle(void *cls, struct MHD_Connection *c, const char 
                                 const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
     (void)version, (void)upload, (void)con_cls;
-    const vf_serve_ctx *ctx = cls;
+    vf_serve_ctx *ctx = cls;
     if (!host_ok(ctx, MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
         return reply_error(c, MHD_HTTP_FORBIDDEN, 2, "host not allowed");
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
@@ -201,9 +133,16 @@ enum MHD_Result vf_serve_handle(void *cls, struct MHD_Connection *c, const char 
     if (*upload_size != 0)
         return reply_error(c, MHD_HTTP_BAD_REQUEST, 2, "no request body expected");
     if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)
-        return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", vf_serve_page, strlen(vf_serve_page));
-    for (size_t i = 0; i < sizeof endpoints / sizeof endpoints[0]; i++)
-        if (strcmp(url, endpoints[i].path) == 0)
-            return api(c, ctx, &endpoints[i]);
+        return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", vf_serve_page, vf_serve_page_size);
+    if (strcmp(url, "/api/params") == 0) {
+        char *j = vf_serve_params_json();
+        enum MHD_Result r = j ? reply(c, MHD_HTTP_OK, "application/json", j, strlen(j))
+                              : reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, 4, "out of memory");
+        free(j);
+        return r;
+    }
+    for (const vf_serve_endpoint *ep = vf_serve_endpoints; ep->path; ep++)
+        if (strcmp(url, ep->path) == 0)
+            return api(c, ctx, ep);
     return reply_error(c, MHD_HTTP_NOT_FOUND, 2, "no such page");
 }

@@ -4,23 +4,46 @@
 GET=${BUILD:-build}/tests/http_get
 if [ ! -x "$GET" ]; then fail "serve client" "$GET not built"; exit 1; fi
 
-: >"$TMP/serve.err"
-"$VF" serve --addr 127.0.0.1:0 2>"$TMP/serve.err" &
-pid=$!
-port=""
-i=0
-while [ $i -lt 100 ]; do
-    port=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve.err")
-    [ -n "$port" ] && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.1
-    i=$((i + 1))
-done
-if [ -z "$port" ]; then
+# start_server ARGS... — a server on a free port: $pid, $port
+start_server() {
+    : >"$TMP/serve.err"
+    "$VF" serve --addr 127.0.0.1:0 "$@" 2>"$TMP/serve.err" &
+    pid=$!
+    port=""
+    i=0
+    while [ $i -lt 100 ]; do
+        port=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve.err")
+        [ -n "$port" ] && return 0
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.1
+        i=$((i + 1))
+    done
     fail "serve starts" "no 'serving on' line: $(head -c 300 "$TMP/serve.err")"
     kill -9 $pid 2>/dev/null
     exit 1
+}
+# Model files only under --models-dir: a small Llama-layout file written by
+# hand (fuzz seed, 84 parameters, 176 bytes of tensors), a corrupt one, and a
+# link that leads out of the folder.
+mkdir -p "$TMP/models/sub" "$TMP/outside"
+cp fuzz/corpus/safetensors/llama_small "$TMP/models/m.safetensors"
+cp fuzz/corpus/safetensors/llama_small "$TMP/outside/o.safetensors"
+cp fuzz/corpus/safetensors/overlap "$TMP/models/bad.safetensors"
+ln -s "$TMP/outside/o.safetensors" "$TMP/models/sub/link.safetensors"
+ln -s ../m.safetensors "$TMP/models/sub/in.safetensors"
+
+# Without --models-dir: catalog names only, no file opened.
+start_server
+"$GET" "$port" "/api/inspect?model=$TMP/models/m.safetensors" >"$TMP/resp"
+if [ "$(head -n 1 "$TMP/resp")" = 404 ] && tail -n +2 "$TMP/resp" | jq -e '.exit == 2 and (.error | test("not a catalog model"))' >/dev/null; then
+    ok "no --models-dir: a path is not opened"
+else
+    fail "no --models-dir: a path is not opened" "$(head -c 300 "$TMP/resp")"
 fi
+kill $pid
+wait $pid 2>/dev/null
+
+start_server --models-dir "$TMP/models" --jobs 2
 ok "serve starts on a free port"
 
 # get NAME PATH [HOST] — status in $TMP/code, body in $TMP/body
@@ -45,23 +68,33 @@ expect() {
 get "page" / && if [ "$(cat "$TMP/code")" = 200 ] && grep -q '<title>vramfit</title>' "$TMP/body" &&
     grep -q '/api/estimate' "$TMP/body"; then ok "GET / serves the page"; else fail "GET / serves the page" "$(head -c 200 "$TMP/resp")"; fi
 
-# A small Llama-layout file written by hand (fuzz seed): 84 parameters, 176 bytes of tensors.
-cp fuzz/corpus/safetensors/llama_small "$TMP/m.safetensors"
-expect "inspect a file" 200 '.format == "safetensors" and .params == 84 and .bytes == 176 and .dtypes.BF16.params == 80' \
-    "/api/inspect?model=$TMP/m.safetensors"
-"$VF" inspect --json "$TMP/m.safetensors" >"$TMP/cli.json" 2>/dev/null
+expect "inspect a file under --models-dir" 200 '.format == "safetensors" and .params == 84 and .bytes == 176 and .dtypes.BF16.params == 80' \
+    "/api/inspect?model=m.safetensors"
+"$VF" inspect --json "$TMP/models/m.safetensors" >"$TMP/cli.json" 2>/dev/null
 if cmp -s "$TMP/cli.json" "$TMP/body"; then ok "inspect answer = inspect --json"; else fail "inspect answer = inspect --json" "$(diff "$TMP/cli.json" "$TMP/body" | head -3)"; fi
-expect "inspect a missing file" 422 '.exit == 3 and (.error | test("no such file"))' "/api/inspect?model=/nonexistent/x.safetensors"
-cp fuzz/corpus/safetensors/overlap "$TMP/bad.safetensors"
+expect "a link that stays inside" 200 '.params == 84' "/api/inspect?model=sub/in.safetensors"
+expect "an absolute path inside" 200 '.params == 84' "/api/inspect?model=$TMP/models/m.safetensors"
+expect "a link out of the folder is refused" 403 '.exit == 2 and (.error | test("outside"))' "/api/inspect?model=sub/link.safetensors"
+expect "dot-dot out of the folder is refused" 403 '.error | test("outside")' "/api/inspect?model=../outside/o.safetensors"
+expect "dot-dot to a missing file is refused" 403 '.error | test("outside")' "/api/inspect?model=sub/../../nothing.safetensors"
+expect "an absolute path outside is refused" 403 '.error | test("outside")' "/api/inspect?model=/etc/passwd"
+expect "inspect a missing file" 422 '.exit == 3 and (.error | test("no such file"))' "/api/inspect?model=x.safetensors"
 expect "inspect a corrupt file (url-encoded name)" 422 '.exit == 3 and (.error | test("overlap"))' \
-    "/api/inspect?model=$TMP/bad%2Esafetensors"
+    "/api/inspect?model=bad%2Esafetensors"
 expect "no model" 400 '.exit == 2' "/api/inspect"
 expect "unknown parameter" 400 '.error | test("bogus")' "/api/inspect?model=x&bogus=1"
 expect "model that looks like an option" 422 '.exit == 3' "/api/inspect?model=--help"
-expect "bad mode" 400 '.error | test("mode")' "/api/estimate?model=x&mode=fly"
+expect "a parameter that is no option of the command" 400 '.error | test("mode")' "/api/estimate?model=x&mode=fly"
+expect "plan's option on fit: the command's own refusal" 400 '.exit == 2 and (.error | test("emit"))' "/api/fit?model=Qwen/Qwen3-8B&emit=vllm"
+expect "json, help and local are the server's" 400 '.error | test("local")' "/api/fit?model=Qwen/Qwen3-8B&local=1"
+expect "a flag takes 1 or 0" 400 '.error | test("flag")' "/api/estimate?model=Qwen/Qwen3-8B&train=maybe"
+long=$(head -c 1100 /dev/zero | tr '\0' 1)
+expect "a value over 1024 bytes" 400 '.error | test("1024")' "/api/estimate?model=Qwen/Qwen3-8B&context=$long"
+expect "params: what each endpoint takes, from the option tables" 200 \
+    '(.estimate | map(.name) | index("context")) and (.plan | map(.name) | index("emit")) and (.sweep | map(.name) | index("over")) and ((.fit | map(.name) | index("json")) | not) and (.estimate[] | select(.name == "train") | .flag)' "/api/params"
 expect "unknown page" 404 '.exit == 2' "/nope"
 expect "foreign Host refused" 403 '.error | test("host")' "/api/inspect?model=x" "evil.example:$port"
-expect "localhost Host accepted" 422 '.exit == 3' "/api/inspect?model=/nonexistent" "localhost:$port"
+expect "localhost Host accepted" 200 '.params == 84' "/api/inspect?model=m.safetensors" "localhost:$port"
 
 # estimate and fit answer exactly what the commands print (or their error line)
 same_as_cli() {
@@ -81,9 +114,33 @@ same_as_cli() {
 }
 same_as_cli "estimate = estimate --json" "/api/estimate?model=Qwen/Qwen3-8B&context=4096&batch=2" \
     estimate --json --context=4096 --batch=2 -- Qwen/Qwen3-8B
-same_as_cli "training estimate = estimate --train --json" "/api/estimate?model=Qwen/Qwen3-8B&mode=training" \
-    estimate --json --train -- Qwen/Qwen3-8B
+same_as_cli "training estimate = estimate --train --json" "/api/estimate?model=Qwen/Qwen3-8B&train=1&zero=3&gpu=H100x4" \
+    estimate --json --train --zero=3 --gpu=H100x4 -- Qwen/Qwen3-8B
+same_as_cli "a flag off is left out" "/api/estimate?model=Qwen/Qwen3-8B&train=0" estimate --json -- Qwen/Qwen3-8B
 same_as_cli "fit = fit --json" "/api/fit?model=Qwen/Qwen3-8B&gpu=RTX-4090" fit --json --gpu=RTX-4090 -- Qwen/Qwen3-8B
+same_as_cli "fit without gpu = fit --json" "/api/fit?model=meta-llama/Llama-3.1-70B&runtime=vllm&context=8192" \
+    fit --json --runtime=vllm --context=8192 -- meta-llama/Llama-3.1-70B
+same_as_cli "vllm knobs and a flag" "/api/estimate?model=meta-llama/Llama-3.1-70B&runtime=vllm&gpu=H100x2&context=8192&gpu-util=0.95&enforce-eager=1" \
+    estimate --json --runtime=vllm --gpu=H100x2 --context=8192 --gpu-util=0.95 --enforce-eager -- meta-llama/Llama-3.1-70B
+same_as_cli "sweep = sweep --json" "/api/sweep?model=Qwen/Qwen3-8B&gpu=RTX4090&over=batch&context=4096" \
+    sweep --json --gpu=RTX4090 --over=batch --context=4096 -- Qwen/Qwen3-8B
+same_as_cli "plan = plan --json" "/api/plan?model=meta-llama/Llama-3.1-70B&gpu=H100x2&context=8192&emit=vllm" \
+    plan --json --gpu=H100x2 --context=8192 --emit=vllm -- meta-llama/Llama-3.1-70B
+same_as_cli "an error = the command's line and exit" "/api/estimate?model=Qwen/Qwen3-8B&context=lots" \
+    estimate --json --context=lots -- Qwen/Qwen3-8B
+
+# Bounded: 24 requests at once on 2 job slots all answer, queued, none refused.
+i=0
+clients=""
+while [ $i -lt 24 ]; do
+    "$GET" "$port" "/api/fit?model=Qwen/Qwen3-8B&context=$((1024 + i))" >"$TMP/par.$i" &
+    clients="$clients $!"
+    i=$((i + 1))
+done
+# shellcheck disable=SC2086
+wait $clients
+n200=$(cat "$TMP"/par.* | grep -c '^200$')
+[ "$n200" -eq 24 ] && ok "24 requests at once on 2 job slots: all answered" || fail "24 requests at once on 2 job slots" "$n200 of 24 answered 200"
 
 kill -INT $pid
 i=0
