@@ -12,3 +12,9 @@ $(PAGE_NODE): tests/page/package-lock.json
 	  echo '  NPM    tests/page (npm ci)'; cd tests/page && npm ci --no-audit --no-fund --prefer-offline >/dev/null && touch node_modules/.vramfit-installed; \
 	else echo "vramfit: the page's browser test needs npm, node and chromium: run 'make deps'" >&2; fi
 CHECK_EXTRA += $(PAGE_NODE)
+
+# make bench: 200 requests at once to 'vramfit serve' on loopback (bench/serve.sh).
+$(BUILD)/bench/serve_load: bench/serve_load.c
+	@mkdir -p $(dir $@)
+	$(call QUIET,CC,$@)$(CC) $(CSTD) $(OPT) $(WARN) -o $@ $< -lpthread
+bench: $(BUILD)/bench/serve_load
