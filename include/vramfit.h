@@ -59,9 +59,8 @@ extern "C" {
  *     vf_hparams, vf_file_info, vf_dtype_info, vf_load_progress) may grow at
  *     their end freely: callers never allocate them or step through arrays
  *     of them. vf_gpu is pinned because vf_gpu_choice embeds it.
- *   - An array of result structs a caller allocates for a call may instead
- *     pass its element size (vf_sweep_run's point_size): the library fills
- *     only the fields that fit in it.
+ *   - Arrays of pinned structs (vf_sweep_point, vf_gpu_process, ...) keep
+ *     their stride with their size.
  *   - A struct that outgrows its reserve takes a new soname (libvramfit.so.1).
  */
 #define VF_GROWABLE_BEGIN union { struct {
