@@ -89,10 +89,74 @@ static void aux(vf__ab *b, vf_dtype dt, uint32_t nd, const uint64_t *shape, cons
     vf__ab_raw(b, dt, 0, 0, nd, shape, name);
 }
 
+/* A large MoE's config names ~100k tensors, nearly all from "%s" and "%u"
+ * pieces: those are written here without vsnprintf's machinery (a third of
+ * the time a DeepSeek-V3 inspect took). false: a conversion it does not know,
+ * or a name past cap; the caller then formats with vsnprintf. */
+static bool name_format(char *out, size_t cap, const char *fmt, va_list ap)
+{
+    size_t k = 0;
+    for (const char *f = fmt; *f; f++) {
+        if (*f != '%') {
+            if (k + 1 >= cap)
+                return false;
+            out[k++] = *f;
+        } else if (f[1] == 's') {
+            const char *s = va_arg(ap, const char *);
+            size_t n = strlen(s);
+            if (k + n >= cap)
+                return false;
+            memcpy(out + k, s, n);
+            k += n;
+            f++;
+        } else if (f[1] == 'u') {
+            unsigned v = va_arg(ap, unsigned);
+            char d[12];
+            size_t n = 0;
+            do
+                d[n++] = (char)('0' + v % 10);
+            while ((v /= 10) != 0);
+            if (k + n >= cap)
+                return false;
+            while (n)
+                out[k++] = d[--n];
+            f++;
+        } else {
+            return false;
+        }
+    }
+    out[k] = '\0';
+    return true;
+}
+
+/* vsnprintf, by the fast path where it can. */
+static VF_PRINTF(3, 0) void format_name(char *out, size_t cap, const char *fmt, va_list ap)
+{
+    va_list fast;
+    va_copy(fast, ap);
+    bool done = name_format(out, cap, fmt, fast);
+    va_end(fast);
+    if (!done)
+        vsnprintf(out, cap, fmt, ap);
+}
+
+/* pre + suffix, as snprintf("%s<suffix>") would write it (truncated to cap). */
+static void name_join(char *out, size_t cap, const char *pre, const char *suffix)
+{
+    size_t a = strlen(pre), c = strlen(suffix);
+    if (a >= cap)
+        a = cap - 1;
+    memcpy(out, pre, a);
+    if (c > cap - 1 - a)
+        c = cap - 1 - a;
+    memcpy(out + a, suffix, c);
+    out[a + c] = '\0';
+}
+
 static VF_PRINTF(4, 0) void vparam(vf__ab *b, uint32_t nd, const uint64_t *shape, const char *fmt, va_list ap)
 {
     char name[NAME_MAX_LEN];
-    vsnprintf(name, sizeof name, fmt, ap);
+    format_name(name, sizeof name, fmt, ap);
     vf__ab_raw(b, b->dt, 0, UINT64_MAX, nd, shape, name);
 }
 
@@ -110,7 +174,7 @@ void vf__ab_layernorm(vf__ab *b, uint64_t n, const char *fmt, ...)
     char pre[NAME_MAX_LEN - 8];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    format_name(pre, sizeof pre, fmt, ap);
     va_end(ap);
     vf__ab_param(b, n, 0, "%s.weight", pre);
     vf__ab_param(b, n, 0, "%s.bias", pre);
@@ -236,16 +300,16 @@ static void linear_quant(vf__ab *b, const char *pre, uint64_t out, uint64_t in)
     switch (q->kind) {
     case VF_Q_BNB4: {
         uint64_t blocks = ceil_div(w, 64);
-        snprintf(name, sizeof name, "%s.weight", pre);
+        name_join(name, sizeof name, pre, ".weight");
         vf__ab_raw(b, VF_DTYPE_U8, VF_TENSOR_PACKED, w, 2, (uint64_t[]){ceil_div(w, 2), 1}, name);
-        snprintf(name, sizeof name, "%s.weight.absmax", pre);
+        name_join(name, sizeof name, pre, ".weight.absmax");
         aux(b, q->bnb_double ? VF_DTYPE_U8 : VF_DTYPE_F32, 1, &blocks, name);
-        snprintf(name, sizeof name, "%s.weight.quant_map", pre);
+        name_join(name, sizeof name, pre, ".weight.quant_map");
         aux(b, VF_DTYPE_F32, 1, (uint64_t[]){16}, name);
         if (q->bnb_double) {
-            snprintf(name, sizeof name, "%s.weight.nested_absmax", pre);
+            name_join(name, sizeof name, pre, ".weight.nested_absmax");
             aux(b, VF_DTYPE_F32, 1, (uint64_t[]){ceil_div(blocks, 256)}, name);
-            snprintf(name, sizeof name, "%s.weight.nested_quant_map", pre);
+            name_join(name, sizeof name, pre, ".weight.nested_quant_map");
             aux(b, VF_DTYPE_F32, 1, (uint64_t[]){256}, name);
         }
         snprintf(name, sizeof name, "%s.weight.quant_state.bitsandbytes__%s", pre, q->bnb_type);
@@ -253,92 +317,92 @@ static void linear_quant(vf__ab *b, const char *pre, uint64_t out, uint64_t in)
         break;
     }
     case VF_Q_BNB8:
-        snprintf(name, sizeof name, "%s.weight", pre);
+        name_join(name, sizeof name, pre, ".weight");
         vf__ab_raw(b, VF_DTYPE_I8, 0, w, 2, (uint64_t[]){out, in}, name);
-        snprintf(name, sizeof name, "%s.SCB", pre);
+        name_join(name, sizeof name, pre, ".SCB");
         aux(b, VF_DTYPE_F32, 1, &out, name);
-        snprintf(name, sizeof name, "%s.weight_format", pre);
+        name_join(name, sizeof name, pre, ".weight_format");
         aux(b, VF_DTYPE_U8, 0, (uint64_t[]){1}, name);
         break;
     case VF_Q_GPTQ:
     case VF_Q_AWQ: {
         uint64_t g = q->group ? ceil_div(in, q->group) : 1, pack = 32 / q->bits;
         if (q->kind == VF_Q_GPTQ) {
-            snprintf(name, sizeof name, "%s.qweight", pre);
+            name_join(name, sizeof name, pre, ".qweight");
             vf__ab_raw(b, VF_DTYPE_I32, VF_TENSOR_PACKED, w, 2, (uint64_t[]){ceil_div(in * q->bits, 32), out}, name);
         } else {
-            snprintf(name, sizeof name, "%s.qweight", pre);
+            name_join(name, sizeof name, pre, ".qweight");
             vf__ab_raw(b, VF_DTYPE_I32, VF_TENSOR_PACKED, w, 2, (uint64_t[]){in, ceil_div(out, pack)}, name);
         }
-        snprintf(name, sizeof name, "%s.qzeros", pre);
+        name_join(name, sizeof name, pre, ".qzeros");
         aux(b, VF_DTYPE_I32, 2, (uint64_t[]){g, ceil_div(out * q->bits, 32)}, name);
-        snprintf(name, sizeof name, "%s.scales", pre);
+        name_join(name, sizeof name, pre, ".scales");
         aux(b, VF_DTYPE_F16, 2, (uint64_t[]){g, out}, name);
         if (q->kind == VF_Q_GPTQ) {
-            snprintf(name, sizeof name, "%s.g_idx", pre);
+            name_join(name, sizeof name, pre, ".g_idx");
             aux(b, VF_DTYPE_I32, 1, &in, name);
         }
         break;
     }
     case VF_Q_FP8:
-        snprintf(name, sizeof name, "%s.weight", pre);
+        name_join(name, sizeof name, pre, ".weight");
         vf__ab_raw(b, VF_DTYPE_F8_E4M3, 0, w, 2, (uint64_t[]){out, in}, name);
         if (q->block[0] && q->block[1]) {
-            snprintf(name, sizeof name, "%s.weight_scale_inv", pre);
+            name_join(name, sizeof name, pre, ".weight_scale_inv");
             aux(b, VF_DTYPE_F32, 2, (uint64_t[]){ceil_div(out, q->block[0]), ceil_div(in, q->block[1])}, name);
         } else {
-            snprintf(name, sizeof name, "%s.weight_scale", pre);
+            name_join(name, sizeof name, pre, ".weight_scale");
             aux(b, VF_DTYPE_F32, 0, (uint64_t[]){1}, name);
         }
         if (q->static_input) {
-            snprintf(name, sizeof name, "%s.input_scale", pre);
+            name_join(name, sizeof name, pre, ".input_scale");
             aux(b, VF_DTYPE_F32, 0, (uint64_t[]){1}, name);
         }
         break;
     case VF_Q_CT: {
         uint64_t g = q->group ? ceil_div(in, q->group) : 1;
         if (q->ct_format == VF_CT_PACK) {
-            snprintf(name, sizeof name, "%s.weight_packed", pre);
+            name_join(name, sizeof name, pre, ".weight_packed");
             vf__ab_raw(b, VF_DTYPE_I32, VF_TENSOR_PACKED, w, 2, (uint64_t[]){out, ceil_div(in * q->bits, 32)}, name);
-            snprintf(name, sizeof name, "%s.weight_scale", pre);
+            name_join(name, sizeof name, pre, ".weight_scale");
             aux(b, b->dt, 2, (uint64_t[]){out, g}, name);
             if (!q->sym) {
-                snprintf(name, sizeof name, "%s.weight_zero_point", pre);
+                name_join(name, sizeof name, pre, ".weight_zero_point");
                 aux(b, VF_DTYPE_I32, 2, (uint64_t[]){ceil_div(out * q->bits, 32), g}, name);
             }
-            snprintf(name, sizeof name, "%s.weight_shape", pre);
+            name_join(name, sizeof name, pre, ".weight_shape");
             aux(b, VF_DTYPE_I64, 1, (uint64_t[]){2}, name);
         } else if (q->ct_format == VF_CT_NVFP4) {
-            snprintf(name, sizeof name, "%s.weight_packed", pre);
+            name_join(name, sizeof name, pre, ".weight_packed");
             vf__ab_raw(b, VF_DTYPE_U8, VF_TENSOR_PACKED, w, 2, (uint64_t[]){out, ceil_div(in, 2)}, name);
-            snprintf(name, sizeof name, "%s.weight_scale", pre);
+            name_join(name, sizeof name, pre, ".weight_scale");
             aux(b, VF_DTYPE_F8_E4M3, 2, (uint64_t[]){out, ceil_div(in, 16)}, name);
-            snprintf(name, sizeof name, "%s.weight_global_scale", pre);
+            name_join(name, sizeof name, pre, ".weight_global_scale");
             aux(b, VF_DTYPE_F32, 1, (uint64_t[]){1}, name);
-            snprintf(name, sizeof name, "%s.input_global_scale", pre);
+            name_join(name, sizeof name, pre, ".input_global_scale");
             aux(b, VF_DTYPE_F32, 1, (uint64_t[]){1}, name);
         } else {
-            snprintf(name, sizeof name, "%s.weight", pre);
+            name_join(name, sizeof name, pre, ".weight");
             vf__ab_raw(b, q->ct_format == VF_CT_FLOAT ? VF_DTYPE_F8_E4M3 : VF_DTYPE_I8, 0, w, 2,
                        (uint64_t[]){out, in}, name);
-            snprintf(name, sizeof name, "%s.weight_scale", pre);
+            name_join(name, sizeof name, pre, ".weight_scale");
             if (q->per_tensor)
                 aux(b, VF_DTYPE_F32, 1, (uint64_t[]){1}, name);
             else
                 aux(b, b->dt, 2, (uint64_t[]){out, g}, name);
             if (!q->sym) {
-                snprintf(name, sizeof name, "%s.weight_zero_point", pre);
+                name_join(name, sizeof name, pre, ".weight_zero_point");
                 aux(b, VF_DTYPE_I8, 2, (uint64_t[]){out, g}, name);
             }
             if (q->static_input) {
-                snprintf(name, sizeof name, "%s.input_scale", pre);
+                name_join(name, sizeof name, pre, ".input_scale");
                 aux(b, VF_DTYPE_F32, 1, (uint64_t[]){1}, name);
             }
         }
         break;
     }
     default: /* mxfp4 quantizes only gpt-oss experts (arch_decoder.c) */
-        snprintf(name, sizeof name, "%s.weight", pre);
+        name_join(name, sizeof name, pre, ".weight");
         vf__ab_raw(b, b->dt, 0, UINT64_MAX, 2, (uint64_t[]){out, in}, name);
         break;
     }
@@ -351,7 +415,7 @@ void vf__ab_linear(vf__ab *b, unsigned flags, uint64_t out, uint64_t in, const c
     char pre[NAME_MAX_LEN - 64];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    format_name(pre, sizeof pre, fmt, ap);
     va_end(ap);
     if ((flags & VF_LIN_NOQUANT) || b->q.kind == VF_Q_MXFP4 || ab_keep_precision(b, pre))
         vf__ab_param(b, out, in, "%s.weight", pre);
