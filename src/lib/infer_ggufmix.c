@@ -3,7 +3,7 @@
  * V projections, feed-forward down projections and a few more by the rules
  * of src/llama-quant.cpp (llama_tensor_get_type), and lowered to a 32-element
  * block type when a row is not a whole number of blocks. Checked against the
- * Q4_0 / Q4_K_M / Q8_0 files llama-quantize made in ../shared/reference/llamacpp. */
+ * Q4_0 / Q4_K_M / Q8_0 files llama-quantize made in tests/reference/llamacpp. */
 #include "infer.h"
 
 #include <stdlib.h>

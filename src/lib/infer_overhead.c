@@ -119,7 +119,7 @@ uint64_t vf__torch_context_bytes(const vf_estimate_opts *o, bool with_kernels, c
 /* A CUDA context without PyTorch's kernel images (llama.cpp / ggml): 250
  * MiB, gguf-parser's --platform-footprint default for VRAM ("cudaMemGetInfo
  * or cudaSetDevice would occupy some RAM and VRAM", cmd/gguf-parser/main.go;
- * ../shared/reference/prior-art/peers-estimators.md §3.3). */
+ * tests/reference/prior-art/peers-estimators.md §3.3). */
 uint64_t vf__cuda_context_native_bytes(void) { return (uint64_t)250 << 20; }
 
 /*

@@ -4,7 +4,7 @@
  * and square, the loss its fp32 log-probabilities); Korthikanti et al. 2022
  * (arXiv:2205.05198) sbh(34 + 5as/h) is this sum for a GPT-3 block in 16 bit.
  * Checked against PyTorch's saved-tensor inventory in
- * shared/reference/torch (docs/memory-model.md "Training"). */
+ * tests/reference/torch (docs/memory-model.md "Training"). */
 #include "train_internal.h"
 
 #include <string.h>

@@ -279,7 +279,7 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
     case VF_OPTIM_FOREACH_LEGACY: {
         /* the foreach step builds whole-model lists: sqrt(v) for AdamW (torch
          * 2.x adds eps in place; 1.13's _foreach_add made a second list, as
-         * measured in shared/reference/torch), Adagrad's std, Lion's update */
+         * measured in tests/reference/torch), Adagrad's std, Lion's update */
         uint64_t k = impl == VF_OPTIM_FOREACH_LEGACY ? 2 : 1;
         if (t->optimizer == VF_OPT_ADAMW || t->optimizer == VF_OPT_ADAM)
             s->step_temp_bytes = k * sum_tr * c->st_bytes;

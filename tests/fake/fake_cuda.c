@@ -1,7 +1,7 @@
 /* fake_cuda.c — a fake libcuda.so.1 for the loader's tests.
  *
  * Same symbol names and C signatures as the driver API the loader uses
- * (shared/reference/prior-art/peers-loading.md §5.2). Device memory is host
+ * (tests/reference/prior-art/peers-loading.md §5.2). Device memory is host
  * memory, so results can be compared byte for byte; copies run on one worker
  * thread per stream, so asynchrony and event ordering are real. It checks
  * what a real GPU would punish silently: a pinned buffer rewritten or freed

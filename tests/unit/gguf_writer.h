@@ -4,7 +4,7 @@
  *
  * Plain C, no test framework: functions return 0 on success. The byte
  * layout follows ggml docs/gguf.md; block sizes come from
- * shared/reference/prior-art/peers-loading.md §2.2, kept here apart from the
+ * tests/reference/prior-art/peers-loading.md §2.2, kept here apart from the
  * library's own table so that tests check one against the other. */
 #ifndef VF_GGUF_WRITER_H
 #define VF_GGUF_WRITER_H

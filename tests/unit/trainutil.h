@@ -138,7 +138,7 @@ static inline const char *tr_js(const json_t *o, const char *k)
     return json_string_value(v);
 }
 
-/* The model a record of shared/reference/torch/results.json measured, from
+/* The model a record of tests/reference/torch/results.json measured, from
  * the record's own fields. */
 static inline vf_model *tr_record_model(const json_t *r)
 {

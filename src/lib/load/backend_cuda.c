@@ -6,7 +6,7 @@
  * int, CUdeviceptr is unsigned long long, the rest opaque pointers). The
  * versioned symbols are looked up by their _v2 names because the unversioned
  * exports are the legacy ABI (32-bit CUdeviceptr); see
- * shared/reference/prior-art/peers-loading.md §5. The primary context is
+ * tests/reference/prior-art/peers-loading.md §5. The primary context is
  * retained, as the runtime API does, so we share it with anything else in
  * the process; every call pushes it on the calling thread's context stack
  * and pops it after, so whatever context the caller had current stays
