@@ -39,3 +39,14 @@ const char *vf__cfg_str(const json_t *o, const char *key)
     const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
+
+bool vf__cfg_in_list(const json_t *a, uint64_t i)
+{
+    size_t n = json_array_size(a);
+    for (size_t k = 0; k < n; k++) {
+        uint64_t v;
+        if (vf__json_u64(json_array_get(a, k), &v) && v == i)
+            return true;
+    }
+    return false;
+}

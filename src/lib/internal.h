@@ -51,6 +51,8 @@ VF_HIDDEN bool vf__json_u64(const json_t *v, uint64_t *out);
 VF_HIDDEN int vf__cfg_u64(const json_t *o, uint64_t *out, ...);
 VF_HIDDEN bool vf__cfg_bool(const json_t *o, const char *key, bool dflt);
 VF_HIDDEN const char *vf__cfg_str(const json_t *o, const char *key);
+/* True when the JSON array a (e.g. a config's layer index list) holds the integer i. */
+VF_HIDDEN bool vf__cfg_in_list(const json_t *a, uint64_t i);
 
 /* ---- the model description ---- */
 struct vf_model {

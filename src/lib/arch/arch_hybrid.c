@@ -18,17 +18,6 @@ static bool is(const char *a, const char *b) { return a && b && strcmp(a, b) == 
 
 static bool deltanet(const char *t) { return is(t, "qwen3_next") || is(t, "qwen3_5_text") || is(t, "qwen3_5_moe_text"); }
 
-static bool in_list(const json_t *a, uint32_t i)
-{
-    size_t n = json_array_size(a);
-    for (size_t k = 0; k < n; k++) {
-        uint64_t v;
-        if (vf__json_u64(json_array_get(a, k), &v) && v == i)
-            return true;
-    }
-    return false;
-}
-
 /* Kind of layer i: from layer_types, a pattern or an index list, as each family writes it. */
 static int layer_kind(const json_t *t, const char *type, uint32_t i, uint32_t L)
 {
@@ -46,7 +35,7 @@ static int layer_kind(const json_t *t, const char *type, uint32_t i, uint32_t L)
         return p[i] == '*' ? K_ATTN : p[i] == 'M' ? K_REC : K_NONE;
     }
     if (is(type, "bamba"))
-        return in_list(json_object_get(t, "attn_layer_indices"), i) ? K_ATTN : K_REC;
+        return vf__cfg_in_list(json_object_get(t, "attn_layer_indices"), i) ? K_ATTN : K_REC;
     if (is(type, "jamba")) { /* JambaConfig.layers_block_type */
         uint64_t per = 8, off = 4;
         vf__cfg_u64(t, &per, "attn_layer_period", NULL);
@@ -54,9 +43,9 @@ static int layer_kind(const json_t *t, const char *type, uint32_t i, uint32_t L)
         return per && i % per == off ? K_ATTN : K_REC;
     }
     if (is(type, "mamba_ssm"))
-        return in_list(json_object_get(t, "attn_layer_idx"), i) ? K_ATTN : K_REC;
+        return vf__cfg_in_list(json_object_get(t, "attn_layer_idx"), i) ? K_ATTN : K_REC;
     if (is(type, "lfm2") || is(type, "lfm2_moe"))
-        return in_list(json_object_get(t, "full_attn_idxs"), i) ? K_ATTN : K_REC;
+        return vf__cfg_in_list(json_object_get(t, "full_attn_idxs"), i) ? K_ATTN : K_REC;
     if (deltanet(type)) {
         uint64_t n = 4;
         vf__cfg_u64(t, &n, "full_attention_interval", NULL);
@@ -284,7 +273,7 @@ static bool qwen_moe(const vf__ab *b, uint32_t i)
 {
     const vf_hparams *hp = &b->m->hp;
     uint32_t step = hp->moe_layer_freq ? hp->moe_layer_freq : 1;
-    return hp->n_experts && !in_list(json_object_get(b->cfg, "mlp_only_layers"), i) && (i + 1) % step == 0;
+    return hp->n_experts && !vf__cfg_in_list(json_object_get(b->cfg, "mlp_only_layers"), i) && (i + 1) % step == 0;
 }
 
 /* One Qwen3-Next / Qwen3.5 decoder block: norms, DeltaNet or gated attention, MoE or MLP. */

@@ -90,17 +90,6 @@ static void mamba2(vf__ab *b)
     head(b, "lm_head");
 }
 
-static bool in_list(const json_t *a, uint32_t i)
-{
-    size_t n = json_array_size(a);
-    for (size_t k = 0; k < n; k++) {
-        uint64_t v;
-        if (vf__json_u64(json_array_get(a, k), &v) && v == i)
-            return true;
-    }
-    return false;
-}
-
 /* mamba_ssm.models.mixer_seq_simple.MixerModel + MHA (mamba_ssm/modules/mha.py):
  * backbone.embedding, layers.i.norm + mixer (Mamba / Mamba2 / MHA with its
  * qkv conv), norm2 + GatedMLP when d_intermediate > 0, backbone.norm_f. */
@@ -126,7 +115,7 @@ static void mamba_ssm(vf__ab *b)
         snprintf(p, sizeof p, "backbone.layers.%u.", i);
         vf__ab_param(b, h, 0, "%snorm.weight", p);
         snprintf(p, sizeof p, "backbone.layers.%u.mixer.", i);
-        if (in_list(attn_idx, i)) {
+        if (vf__cfg_in_list(attn_idx, i)) {
             uint64_t qkv = (nh + 2 * nkv) * ahd;
             vf__ab_linear(b, vf__cfg_bool(ac, "qkv_proj_bias", true) ? VF_LIN_BIAS : 0, qkv, h, "%sin_proj", p);
             if (aconv) {

@@ -138,14 +138,7 @@ static void dense(vf__ab *b, const tfam *f, const char *p)
 
 static bool cross_layer(const vf__ab *b, uint32_t i)
 {
-    const json_t *a = json_object_get(b->cfg, "cross_attention_layers");
-    size_t n = json_array_size(a);
-    for (size_t k = 0; k < n; k++) {
-        uint64_t v;
-        if (vf__json_u64(json_array_get(a, k), &v) && v == i)
-            return true;
-    }
-    return false;
+    return vf__cfg_in_list(json_object_get(b->cfg, "cross_attention_layers"), i);
 }
 
 static void block(vf__ab *b, const tfam *f, const char *p, uint32_t i)
