@@ -152,7 +152,30 @@ VF_HIDDEN vf_status vf__cuda_version_check(const char *v, vf_error *err);
 /* PyTorch's CUDA context by loading mode and device (with_kernels: the
  * kernels a forward loads lazily); *why says which figure and its source. */
 VF_HIDDEN uint64_t vf__torch_context_bytes(const vf_estimate_opts *o, bool with_kernels, char *why, size_t n);
-VF_HIDDEN uint64_t vf__cuda_context_native_bytes(void); /* a plain CUDA/ggml process */
+/* The same for a process that leaves the loading mode to CUDA (llama.cpp). */
+VF_HIDDEN uint64_t vf__native_context_bytes(const vf_estimate_opts *o, char *why, size_t n);
+/* llama.cpp's CUDA backend beside its buffers, per device (infer_ggml_cuda.c):
+ * what the device's matmuls and attention ask ggml-cuda's pool for. */
+typedef struct vf__ggml_dev {
+    uint64_t f_nk;     /* largest N + K of a 16/32-bit weight matrix on it (cuBLAS operands) */
+    uint64_t q_in;     /* largest input width K of a quantized matrix (x experts used for MoE) */
+    uint64_t q_elems;  /* largest N x K of a quantized matrix (its f16 copy before Turing) */
+    uint64_t q_nk;     /* that matrix's N + K */
+    bool layers;       /* holds attention layers */
+} vf__ggml_dev;
+typedef struct vf__ggml_shape {
+    uint64_t n_ubatch, n_kv, n_head;  /* the prompt's batch, cache cells, most heads of a layer */
+    uint64_t kv_row_elems;            /* most K + V elements per cell of a layer */
+    bool fa, kv_quantized;
+} vf__ggml_shape;
+typedef struct vf__ggml_cost {
+    uint64_t context, cublas, pool, total;
+    bool old_gpu;                     /* before Turing: quantized matmuls through cuBLAS */
+    const char *pool_why;             /* the op that sets the pool */
+    char context_why[200];
+} vf__ggml_cost;
+VF_HIDDEN void vf__ggml_cuda_overhead(const vf_estimate_opts *o, const vf__ggml_dev *d, const vf__ggml_shape *s,
+                                      vf__ggml_cost *c);
 /* cuBLAS + cuBLASLt workspaces PyTorch allocates through its allocator. */
 VF_HIDDEN uint64_t vf__cublas_workspace_bytes(const char *gpu_name, uint64_t gpu_bytes);
 /* Fills device_bytes and its parts (reserved is raised to allocated). */

@@ -41,6 +41,10 @@ typedef struct lc_run {
     uint64_t swa_cells, kv_total, kv_full_cells;
     /* ggml-alloc's compute buffer moments and the output buffer */
     uint64_t logits_phase, attn_phase, ffn_phase, compute, output;
+    uint64_t max_heads, kv_row; /* the widest layer's heads and K + V elements per cell */
+    /* ggml-cuda beside the buffers, per device */
+    vf__ggml_dev gd[VF_MAX_SPLIT];
+    vf__ggml_cost cost[VF_MAX_SPLIT];
 } lc_run;
 
 /* cparams (llama-context.cpp): n_ctx from -c (common default 4096), n_batch =
@@ -97,6 +101,31 @@ static vf_status lc_devices(const vf_estimate_opts *o, const vf_hparams *hp, lc_
     return VF_OK;
 }
 
+/* What a weight matrix on device d asks ggml-cuda's pool for in a
+ * matmul: [.., N, K] in PyTorch order, K its input; stacked experts are one
+ * N x K matrix each, and a MoE matmul's input is n_used rows per token. A
+ * matrix stored below 16 bits per weight is quantized (MMQ). */
+static void lc_note_matrix(lc_run *r, const vf_hparams *hp, const vf_tensor *t, int d, uint64_t bytes)
+{
+    if (d < 0 || t->n_dims < 2)
+        return;
+    vf__ggml_dev *g = &r->gd[d];
+    if (t->layer >= 0)
+        g->layers = true;
+    uint64_t n = t->shape[t->n_dims - 2], k = t->shape[t->n_dims - 1];
+    bool quantized = bytes < vf__smul(t->n_params, 2);
+    if (!quantized) {
+        if (vf__sadd(n, k) > g->f_nk)
+            g->f_nk = vf__sadd(n, k);
+        return;
+    }
+    uint64_t in = t->n_experts > 1 || t->n_dims > 2 ? vf__smul(k, hp->n_experts_active ? hp->n_experts_active : 1) : k;
+    if (in > g->q_in)
+        g->q_in = in;
+    if (vf__smul(n, k) > g->q_elems)
+        g->q_elems = vf__smul(n, k), g->q_nk = vf__sadd(n, k);
+}
+
 static void lc_put(uint64_t *dev, uint64_t *host, int d, uint64_t b)
 {
     if (d < 0)
@@ -135,10 +164,15 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
                 has_output = true;
         }
         lc_put(r->dev_model, &r->host_model, dev, b);
+        lc_note_matrix(r, &m->hp, t, dev, b);
     }
     vf__pricer_free(&pr);
-    if (!has_output && r->out_dev >= 0 && m->hp.tie_word_embeddings)
+    if (!has_output && r->out_dev >= 0 && m->hp.tie_word_embeddings) {
         lc_put(r->dev_model, &r->host_model, r->out_dev, embd_bytes); /* TENSOR_DUPLICATED output copy */
+        for (size_t i = 0; i < m->n_tensors; i++) /* ... and its matmul on that device */
+            if (m->tensors[i].role == VF_ROLE_EMBED)
+                lc_note_matrix(r, &m->hp, &m->tensors[i], r->out_dev, embd_bytes);
+    }
     return VF_OK;
 }
 
@@ -195,7 +229,10 @@ static void lc_compute(const vf_hparams *hp, lc_run *r)
             kq = vf__smul(h, lkv);
         if (k + v > kvrow)
             kvrow = k + v;
+        if (h > r->max_heads)
+            r->max_heads = h;
     }
+    r->kv_row = kvrow;
     uint64_t rows = vf__sadd(vf__smul(3, n_embd), kvrow);
     r->logits_phase = vf__smul(vf__smul(ub, vf__sadd(n_vocab, 2 * n_embd)), 4);
     uint64_t mask = vf__smul(vf__smul(n_kv, PAD(ub, 64)), r->fa ? 2 : 4);
@@ -220,13 +257,24 @@ static uint64_t lc_dev_compute(const lc_run *r, uint32_t d)
     return (int)d == r->out_dev ? r->compute : (r->attn_phase > r->ffn_phase ? r->attn_phase : r->ffn_phase);
 }
 
+/* ggml-cuda's context, cuBLAS workspace and pool on each device. */
+static void lc_backend(const vf_estimate_opts *o, lc_run *r)
+{
+    vf__ggml_shape s = {.n_ubatch = r->n_ubatch, .n_kv = r->n_ctx_seq, .n_head = r->max_heads,
+                        .kv_row_elems = r->kv_row, .fa = r->fa,
+                        .kv_quantized = vf_dtype_get(r->kt)->block_elements > 1 ||
+                                        vf_dtype_get(r->vt)->block_elements > 1};
+    for (uint32_t d = 0; d < r->n_dev; d++)
+        vf__ggml_cuda_overhead(o, &r->gd[d], &s, &r->cost[d]);
+}
+
 /* What each GPU holds; the busiest is the estimate's per-GPU figure. */
 static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, double bits)
 {
-    uint64_t ctxb = r->n_dev ? vf__cuda_context_native_bytes() : 0;
     uint64_t peak = 0, tot = 0, all_model = r->host_model;
     uint32_t peak_dev = 0;
     for (uint32_t d = 0; d < r->n_dev; d++) {
+        uint64_t ctxb = r->cost[d].total;
         uint64_t here = vf__sadd(vf__sadd(r->dev_model[d], r->dev_kv[d]), vf__sadd(lc_dev_compute(r, d), ctxb));
         if (here > peak)
             peak = here, peak_dev = d;
@@ -247,8 +295,12 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
         e->weights = r->dev_model[peak_dev];
         e->kv_cache = r->dev_kv[peak_dev];
         e->activations = lc_dev_compute(r, peak_dev);
-        e->overhead = ctxb;
+        const vf__ggml_cost *c = &r->cost[peak_dev];
+        e->overhead = c->total;
         e->per_gpu_bytes = peak;
+        /* ggml-alloc's buffers are cudaMalloc'd as sized: reserved = allocated */
+        uint64_t buffers = peak - c->total;
+        vf__device_set(e, buffers, buffers, c->context, vf__sadd(c->cublas, c->pool));
         e->total_bytes = tot;
         e->host_bytes = vf__sadd(vf__sadd(r->host_model, r->host_kv), vf__sadd(r->output, r->out_dev < 0 ? r->compute : 0));
     } else {
@@ -277,9 +329,21 @@ static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_infer_opts 
     else
         vf__assume(e, "n_gpu_layers = %u: the last %u blocks%s on %u device(s), the rest and the token embeddings "
                    "in host memory", r->ngl, r->ngl ? r->ngl - 1 : 0, r->ngl ? " and the output layer" : "", r->n_dev);
-    if (r->n_dev)
-        vf__assume(e, "overhead = CUDA context %llu MiB per GPU (gguf-parser's platform footprint)",
-                   (unsigned long long)(e->overhead >> 20));
+    if (r->n_dev) {
+        const vf__ggml_cost *c = &r->cost[0];
+        for (uint32_t d = 1; d < r->n_dev; d++)
+            if (r->cost[d].total > c->total)
+                c = &r->cost[d];
+        vf__assume(e, "overhead = ggml-cuda per GPU: %s + cuBLAS workspace %llu MiB + pool up to %llu MiB (VMM "
+                   "pool, 2 MiB granularity, kept at its largest op: %s)", c->context_why,
+                   (unsigned long long)(c->cublas >> 20), (unsigned long long)(c->pool >> 20), c->pool_why);
+        if (c->old_gpu)
+            vf__assume(e, "matmuls = before Turing: a prompt's quantized matmuls dequantize the weight to f16 "
+                          "for cuBLAS (pool)");
+        else if (vf__gpu_generation(io->gpu_name) == VF_GEN_UNKNOWN)
+            vf__assume(e, "matmuls = device generation unknown: MMQ taken (Turing or newer); before Turing a "
+                          "prompt's quantized matmul holds its weight in f16 in the pool");
+    }
     vf__explain(e, "context = sum over %u layers of cells x (row_size(%s, K) + row_size(%s, V)), %llu cells "
                 "for full layers = %llu B", r->nl, vf_dtype_get(r->kt)->name, vf_dtype_get(r->vt)->name,
                 (unsigned long long)r->kv_full_cells, (unsigned long long)r->kv_total);
@@ -306,6 +370,7 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
         return st;
     lc_place_kv(hp, &o->infer, &r);
     lc_compute(hp, &r);
+    lc_backend(o, &r);
     lc_fill(e, hp, &r, w.bits);
     lc_report(e, hp, &o->infer, &r);
     return VF_OK;

@@ -78,30 +78,35 @@ vf_status vf__cuda_version_check(const char *v, vf_error *err)
 }
 
 /*
- * The CUDA context of a PyTorch process, as nvidia-smi counts it.
+ * The CUDA context of a process, as nvidia-smi counts it.
  *  - Eager module loading loads every kernel image of the libraries at
  *    start: 1343 MiB after the first torch.ones() on a V100 (transformers
- *    model_memory_anatomy.md; measured.csv D20a). PyTorch sets
- *    CUDA_MODULE_LOADING=LAZY itself from 1.13 when CUDA >= 11.7 (pytorch PR
- *    #86509), and lazy is CUDA's own default since 12.2: eager below 11.7.
+ *    model_memory_anatomy.md; measured.csv D20a). Lazy loading is CUDA's own
+ *    default since 12.2; PyTorch sets CUDA_MODULE_LOADING=LAZY itself from
+ *    1.13 when CUDA >= 11.7 (pytorch PR #86509): eager below 11.7 for
+ *    PyTorch, below 12.2 for a process that leaves it to CUDA (llama.cpp:
+ *    ggml_cuda_init sets no loading mode). A ggml process's eager images are
+ *    ggml-cuda's and cuBLAS's, not PyTorch's: 1343 MiB errs high for it.
  *  - Lazy loading: the context, then each kernel as it is first used.
  *    Context alone: 426 MiB on an RTX 6000 Ada with torch 2.10+cu130
  *    (unsloth-zoo PR #1053, nvidia-smi), taken for Volta to Ada (erring
- *    high against PR #86509's 266 MiB); ~616 MiB on a data-center process
- *    (LMCache issue #4019), taken for Hopper, Blackwell and an unknown
- *    device. Kernels and library handles loaded by a transformer's forward:
- *    0.13 GiB, vLLM's "non-torch memory" on an H100 (measured.csv A1), which
- *    vLLM counts apart (with_kernels false).
+ *    high against PR #86509's 266 MiB and gguf-parser's 250 MiB platform
+ *    footprint); ~616 MiB on a data-center process (LMCache issue #4019),
+ *    taken for Hopper, Blackwell and an unknown device. Kernels and library
+ *    handles loaded by a transformer's forward: 0.13 GiB, vLLM's "non-torch
+ *    memory" on an H100 (measured.csv A1), which vLLM counts apart
+ *    (with_kernels false); a ggml forward loads ggml-cuda's and cuBLAS's
+ *    kernels in their place, taken at the same figure.
  * A measured value (--cuda-context) replaces all of it.
  */
-uint64_t vf__torch_context_bytes(const vf_estimate_opts *o, bool with_kernels, char *why, size_t n)
+static uint64_t context_bytes(const vf_estimate_opts *o, int lazy_from, bool with_kernels, char *why, size_t n)
 {
     if (o->cuda_context) {
         snprintf(why, n, "CUDA context %.0f MiB as measured (--cuda-context)", (double)o->cuda_context / MIB);
         return o->cuda_context;
     }
     int ver = cuda_version(o->cuda_version);
-    if (ver > 0 && ver < 1107) {
+    if (ver > 0 && ver < lazy_from) {
         snprintf(why, n, "CUDA context 1343 MiB: CUDA %s loads every kernel eagerly (V100, nvidia-smi, measured.csv D20a)",
                  o->cuda_version);
         return 1343 * MIB;
@@ -116,11 +121,15 @@ uint64_t vf__torch_context_bytes(const vf_estimate_opts *o, bool with_kernels, c
     return base + kernels;
 }
 
-/* A CUDA context without PyTorch's kernel images (llama.cpp / ggml): 250
- * MiB, gguf-parser's --platform-footprint default for VRAM ("cudaMemGetInfo
- * or cudaSetDevice would occupy some RAM and VRAM", cmd/gguf-parser/main.go;
- * tests/reference/prior-art/peers-estimators.md §3.3). */
-uint64_t vf__cuda_context_native_bytes(void) { return (uint64_t)250 << 20; }
+uint64_t vf__torch_context_bytes(const vf_estimate_opts *o, bool with_kernels, char *why, size_t n)
+{
+    return context_bytes(o, 1107, with_kernels, why, n);
+}
+
+uint64_t vf__native_context_bytes(const vf_estimate_opts *o, char *why, size_t n)
+{
+    return context_bytes(o, 1202, true, why, n);
+}
 
 /*
  * PyTorch's cuBLAS workspace, allocated through its caching allocator on the
