@@ -17,14 +17,11 @@ bool vf__vllm_hybrid_layout(const vf_hparams *hp, uint64_t tp, vf_dtype kt, vf_d
     uint32_t n_rec = 0, n_attn = 0;
     uint64_t tok = 0; /* K + V bytes per token of the widest attention layer, per GPU */
     for (uint32_t il = 0; il < hp->n_layers; il++) {
-        if (vf__layer_recurrent(hp, il)) {
-            n_rec++;
-            continue;
-        }
+        n_rec += vf__layer_recurrent(hp, il); /* a Falcon-H1 / Zamba2 hybrid layer also attends */
         uint64_t k, v;
         vf__kv_layer_elems(hp, il, true, &k, &v);
         if (!k && !v)
-            continue; /* an MLP-only layer (Nemotron-H '-', 'E') */
+            continue; /* a recurrent-only or MLP-only layer (Nemotron-H '-', 'E') */
         n_attn++;
         uint64_t kvh = vf__layer_kv_heads(hp, il), per = kvh >= tp ? kvh / tp : 1;
         if (kvh) {

@@ -61,6 +61,33 @@ check_json "mamba-130m on llama.cpp: state flat" 0 '.components.kv_cache == 2801
 check_json "vllm hybrid: attention block 544 tokens" 0 '[.assumptions[] | tostring | select(test("block raised to 544 tokens, 4 groups of 12"))] | length == 1' \
     "$VF" estimate --json "$Q" --runtime vllm --gpu 1TB
 
+# Falcon-H1-7B-Base (bf16): every layer attends and keeps a Mamba-2 state. KV 44 layers x
+# (2 KV heads x 128 x K,V x 2 B) = 45,056 B per token; state per layer conv 3 x (3072 + 2 x 256)
+# + SSM 24 x 128 x 256 = 797,184 elements x 2 B = 1,594,368 B, x 44 = 70,152,192 B, flat.
+F=tests/data/configs/tiiuae__Falcon-H1-7B-Base.json
+for c in 4096 65536; do
+    check_json "falcon-h1 kv at $c = attention + the same state" 0 ".components.kv_cache == 45056 * $c + 70152192" \
+        "$VF" estimate --json "$F" --context "$c"
+done
+# llama.cpp (falcon-h1: filter_attn and filter_recr both true): f16 KV + f32 r/s in every layer
+check_json "falcon-h1 on llama.cpp: KV + f32 state" 0 '.components.kv_cache == 45056 * 4096 + 44 * 797184 * 4' \
+    "$VF" estimate --json "$F" --runtime llamacpp --context 4096
+# vLLM: 1,024 B per token and attention layer; the 1,594,368 B state page needs 1,557 tokens,
+# rounded up to 1,568; 44 attention + 44 Mamba layers in 2 groups of 44
+check_json "falcon-h1 vllm: block 1568 tokens, attention and state groups" 0 \
+    '[.assumptions[] | tostring | select(test("block raised to 1568 tokens, 2 groups of 44 layers \\(1 attention, 1 recurrent\\)"))] | length == 1' \
+    "$VF" estimate --json "$F" --runtime vllm --gpu 1TB
+# Zamba2-2.7B (bf16): KV only in the 9 hybrid layers, 32 heads x 160 x K,V x 2 B = 20,480 B each
+# = 184,320 B per token; state per layer conv 3 x (5120 + 2 x 64) + SSM 80 x 64 x 64 = 343,424
+# elements x 2 B = 686,848 B, x 54 = 37,089,792 B. vLLM: 686,848 / 20,480 = 33.5 -> 48 tokens;
+# 9 attention + 54 Mamba layers in groups of 9: 1 attention group, 6 recurrent
+Z=$M/Zyphra__Zamba2-2.7B.json
+check_json "zamba2 kv at 4096 = 9 attention layers + 54 states" 0 '.components.kv_cache == 184320 * 4096 + 37089792' \
+    "$VF" estimate --json "$Z" --context 4096
+check_json "zamba2 vllm: block 48 tokens, 7 groups of 9" 0 \
+    '[.assumptions[] | tostring | select(test("block raised to 48 tokens, 7 groups of 9 layers \\(1 attention, 6 recurrent\\)"))] | length == 1' \
+    "$VF" estimate --json "$Z" --runtime vllm --gpu 1TB
+
 # llama.cpp's own recurrent (r/s) and KV buffers for hybrid architectures
 # ($REF/llamacpp/hybrid/results.json: llama_get_memory_breakdown's context bytes)
 H=$REF/llamacpp/hybrid

@@ -669,6 +669,14 @@ static void test_malformed(void **state)
         {"{\"model_type\":\"deepseek_v3\",\"hidden_size\":64,\"intermediate_size\":64,\"num_hidden_layers\":2,"
          "\"num_attention_heads\":8,\"vocab_size\":10}",
          VF_EFORMAT},
+        /* Zamba2: a layers_block_type that does not cover the layers */
+        {"{\"model_type\":\"zamba2\",\"hidden_size\":64,\"num_hidden_layers\":3,\"num_attention_heads\":4,"
+         "\"vocab_size\":10,\"layers_block_type\":[\"mamba\",\"hybrid\"]}",
+         VF_EFORMAT},
+        /* Falcon-H1: mamba_d_head x mamba_n_heads != mamba_d_ssm (FalconH1Config refuses it too) */
+        {"{\"model_type\":\"falcon_h1\",\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,"
+         "\"vocab_size\":10,\"intermediate_size\":64,\"mamba_d_ssm\":128,\"mamba_n_heads\":4,\"mamba_d_head\":16}",
+         VF_EFORMAT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         vf_model *m = NULL;
@@ -681,6 +689,35 @@ static void test_malformed(void **state)
         assert_non_null(strstr(e.msg, "config.json: "));
         done_dir(dir);
     }
+}
+
+/* Zamba2 with two shared blocks and attention adapters, by hand: h 64, 4
+ * layers (hybrid at 1 and 3), 4 heads (attention dim 2h = 128, head 32), ff
+ * 128, vocab 100 tied, 4 Mamba heads over I = 128, state 16, 1 group, K 4,
+ * rank 8. Mamba layer: in_proj (128 + 160 + 4) x 64 = 18,688, conv 160 x 4
+ * + 160 = 800, dt_bias/A_log/D 12, norm 128, out_proj 8,192, input norm 64
+ * = 27,884 (x 4 = 111,536); embedding 6,400 + final norm 64; 2 linears x
+ * 4,096; each block q,k,v 3 x 128 x 128 + o 64 x 128 + norms 192 + gate_up
+ * 256 x 64 + down 64 x 128 = 82,112 (x 2); per application adapters MLP
+ * 8 x 64 + 256 x 8 and q,k,v 3 x 2 x 128 x 8 = 8,704 (x 2). Total 307,824. */
+static void test_zamba2_adapters(void **state)
+{
+    (void)state;
+    vf_model *m = NULL;
+    vf_error e = {0};
+    char *dir;
+    assert_int_equal(open_text("{\"model_type\":\"zamba2\",\"hidden_size\":64,\"num_hidden_layers\":4,"
+                               "\"num_attention_heads\":4,\"intermediate_size\":128,\"vocab_size\":100,"
+                               "\"layers_block_type\":[\"mamba\",\"hybrid\",\"mamba\",\"hybrid\"],"
+                               "\"n_mamba_heads\":4,\"mamba_d_state\":16,\"num_mem_blocks\":2,\"adapter_rank\":8,"
+                               "\"use_shared_attention_adapter\":true,\"torch_dtype\":\"bfloat16\"}",
+                               &m, &e, &dir),
+                     VF_OK);
+    vf_model_totals t;
+    vf_model_totals_get(m, &t);
+    assert_int_equal(t.params, 307824);
+    vf_model_free(m);
+    done_dir(dir);
 }
 
 /* A directory with weights and config.json: the files' counts stand, and a
@@ -741,7 +778,7 @@ int main(void)
         cmocka_unit_test(test_deepseek_v3),      cmocka_unit_test(test_deepseek_v2_lite),
         cmocka_unit_test(test_gemma4),           cmocka_unit_test(test_variants),
         cmocka_unit_test(test_quant_layouts),    cmocka_unit_test(test_unknown_family),
-        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_sidecar_warning),
+        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_zamba2_adapters),        cmocka_unit_test(test_sidecar_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

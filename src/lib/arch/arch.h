@@ -111,6 +111,7 @@ VF_HIDDEN void vf__ab_experts(vf__ab *b, const char *p, uint64_t E, uint64_t h, 
 typedef struct vf__ssm2 {
     uint64_t h, heads, head_dim, state, groups, conv;
     bool conv_bias, proj_bias, norm; /* norm: the gated RMSNorm over d_inner */
+    bool own_out_bias, out_bias;     /* out_proj's bias apart from in_proj's (Falcon-H1 projectors_bias) */
 } vf__ssm2;
 VF_HIDDEN void vf__ab_mamba2(vf__ab *b, const char *p, const vf__ssm2 *s);
 /* One vision/text sub-config's integer, with the class default when absent;
@@ -129,6 +130,9 @@ VF_HIDDEN vf_status vf__arch_falcon(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_text(vf__ab *b);   /* arch_text.c: 2025-26 text decoders */
 VF_HIDDEN vf_status vf__arch_hybrid(vf__ab *b); /* arch_hybrid.c: SSM / linear attention hybrids */
 VF_HIDDEN void vf__arch_ssm(vf__ab *b, const char *type); /* arch_ssm.c: the Mamba families */
+/* arch_mamba_attn.c: Mamba-2 beside attention in one layer (falcon_h1) and
+ * shared attention blocks between Mamba-2 layers (zamba2) */
+VF_HIDDEN void vf__arch_mamba_attn(vf__ab *b, const char *type);
 /* Per-layer kinds of a hybrid (attention / recurrent / neither) and its recurrent
  * state per sequence and layer, from config.json (arch_hybrid.c). */
 VF_HIDDEN bool vf__is_hybrid(const char *type);

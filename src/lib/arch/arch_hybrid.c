@@ -12,15 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { K_ATTN, K_REC, K_NONE };
+/* K_BOTH: attention and a recurrent mixer in one layer (Falcon-H1's every
+ * layer, Zamba2's hybrid layers) */
+enum { K_ATTN, K_REC, K_NONE, K_BOTH };
 
 static bool is(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 static bool deltanet(const char *t) { return is(t, "qwen3_next") || is(t, "qwen3_5_text") || is(t, "qwen3_5_moe_text"); }
 
+/* Zamba2Config's layers_block_type when the config has none: mamba, then
+ * (5 mamba + hybrid) x 7, 4 mamba, hybrid, 3 mamba, hybrid, 2 mamba (54 layers). */
+static bool zamba2_default_hybrid(uint32_t i)
+{
+    return (i >= 1 && i <= 42 && i % 6 == 0) || i == 47 || i == 51;
+}
+
 /* Kind of layer i: from layer_types, a pattern or an index list, as each family writes it. */
 static int layer_kind(const json_t *t, const char *type, uint32_t i, uint32_t L)
 {
+    if (is(type, "falcon_h1"))
+        return K_BOTH; /* FalconH1Config.layers_block_type: "hybrid" everywhere */
+    if (is(type, "zamba2")) { /* its length checked in vf__hybrid_hparams */
+        const json_t *bt = json_object_get(t, "layers_block_type");
+        return json_is_array(bt) ? is(json_string_value(json_array_get(bt, i)), "hybrid") ? K_BOTH : K_REC
+                                 : zamba2_default_hybrid(i) ? K_BOTH : K_REC;
+    }
     const json_t *lt = json_object_get(t, "layer_types");
     if (json_is_array(lt) && json_array_size(lt) == L) {
         const char *k = json_string_value(json_array_get(lt, i));
@@ -68,7 +84,19 @@ static void state_elems(const json_t *t, const char *type, uint64_t h, uint64_t 
     const uint64_t D = (uint64_t)1 << 20, S = 65536;
     const json_t *sc = json_object_get(t, "ssm_cfg");
     *conv = *ssm = 0;
-    if (is(type, "jamba")) { /* Mamba-1 layers under mamba_* keys */
+    if (is(type, "falcon_h1")) { /* FalconH1Mixer: d_inner = mamba_d_ssm (null: mamba_expand x h) */
+        const json_t *d = json_object_get(t, "mamba_d_ssm");
+        uint64_t I = json_is_null(d) ? key(t, "mamba_expand", 2, 64) * h : key(t, "mamba_d_ssm", 1024, D);
+        uint64_t G = key(t, "mamba_n_groups", 1, 4096), N = key(t, "mamba_d_state", 256, S);
+        uint64_t K = key(t, "mamba_d_conv", 4, 1024);
+        *conv = (K ? K - 1 : 0) * (I + 2 * G * N);
+        *ssm = I * N; /* mamba_n_heads x mamba_d_head (= d_inner) x state */
+    } else if (is(type, "zamba2")) { /* Zamba2MambaMixer: d_inner = mamba_expand x h */
+        uint64_t I = key(t, "mamba_expand", 2, 64) * h, G = key(t, "mamba_ngroups", 1, 4096);
+        uint64_t N = key(t, "mamba_d_state", 64, S), K = key(t, "mamba_d_conv", 4, 1024);
+        *conv = (K ? K - 1 : 0) * (I + 2 * G * N);
+        *ssm = I * N; /* n_mamba_heads x mamba_headdim (= d_inner) x state */
+    } else if (is(type, "jamba")) { /* Mamba-1 layers under mamba_* keys */
         uint64_t I = key(t, "mamba_expand", 2, 64) * h, K = key(t, "mamba_d_conv", 4, 1024);
         *conv = (K ? K - 1 : 0) * I;
         *ssm = I * key(t, "mamba_d_state", 16, S);
@@ -120,7 +148,7 @@ bool vf__is_hybrid(const char *type)
 {
     static const char *const types[] = {"mamba", "falcon_mamba", "mamba2", "mamba_ssm", "bamba", "nemotron_h",
                                         "granitemoehybrid", "jamba", "lfm2", "lfm2_moe", "qwen3_next", "qwen3_5_text",
-                                        "qwen3_5_moe_text"};
+                                        "qwen3_5_moe_text", "falcon_h1", "zamba2"};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (is(types[i], type))
             return true;
@@ -146,6 +174,14 @@ vf_status vf__hybrid_hparams(vf_hparams *hp, const json_t *root, const json_t *t
     }
     if (is(type, "mamba") || is(type, "falcon_mamba") || is(type, "mamba2")) /* num_heads are SSM heads */
         hp->n_heads = hp->n_kv_heads = hp->head_dim = hp->v_head_dim = 0;
+    if (is(type, "zamba2")) {
+        const json_t *bt = json_object_get(t, "layers_block_type");
+        if (json_is_array(bt) ? json_array_size(bt) != L : L != 54)
+            return vf__err(err, VF_EFORMAT, path, "layers_block_type must have one entry per layer (%u)", L);
+        /* Zamba2Config: attention over [hidden, embedding], head dim 2 x hidden / heads */
+        if (hp->n_heads)
+            hp->head_dim = hp->v_head_dim = (uint32_t)(2 * hp->hidden_size / hp->n_heads);
+    }
     free(hp->layer_no_kv);
     free(hp->layer_recurrent);
     hp->layer_no_kv = calloc(L, 1);
@@ -154,8 +190,8 @@ vf_status vf__hybrid_hparams(vf_hparams *hp, const json_t *root, const json_t *t
         return vf__err(err, VF_ENOMEM, path, "out of memory");
     for (uint32_t i = 0; i < L; i++) {
         int k = layer_kind(t, type, i, L);
-        hp->layer_no_kv[i] = k != K_ATTN;
-        hp->layer_recurrent[i] = k == K_REC;
+        hp->layer_no_kv[i] = k != K_ATTN && k != K_BOTH;
+        hp->layer_recurrent[i] = k == K_REC || k == K_BOTH;
     }
     uint64_t conv, ssm, mb = hp->torch_dtype == VF_DTYPE_F32 ? 4 : 2;
     state_elems(t, type, hp->hidden_size, &conv, &ssm);
@@ -349,6 +385,8 @@ vf_status vf__arch_hybrid(vf__ab *b)
         lfm2(b, is(type, "lfm2_moe"));
     else if (deltanet(type))
         qwen3_next(b, !is(type, "qwen3_next"));
+    else if (is(type, "falcon_h1") || is(type, "zamba2"))
+        vf__arch_mamba_attn(b, type);
     else
         vf__arch_ssm(b, type);
     return b->st;

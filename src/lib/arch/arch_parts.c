@@ -59,7 +59,8 @@ void vf__ab_mamba2(vf__ab *b, const char *p, const vf__ssm2 *s)
     vf__ab_param(b, s->heads, 0, "%sD", p);
     if (s->norm)
         vf__ab_param(b, inner, 0, "%snorm.weight", p);
-    vf__ab_linear(b, s->proj_bias ? VF_LIN_BIAS : 0, s->h, inner, "%sout_proj", p);
+    bool ob = s->own_out_bias ? s->out_bias : s->proj_bias;
+    vf__ab_linear(b, ob ? VF_LIN_BIAS : 0, s->h, inner, "%sout_proj", p);
 }
 
 uint64_t vf__ab_cfg(vf__ab *b, const json_t *o, const char *key, uint64_t dflt, uint64_t cap)

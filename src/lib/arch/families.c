@@ -58,6 +58,8 @@ static const vf__family families[] = {
     {"lfm2", vf__arch_hybrid, 0, NULL, NULL, NULL},
     {"lfm2_moe", vf__arch_hybrid, 0, NULL, NULL, NULL},
     {"qwen3_next", vf__arch_hybrid, UN, NULL, NULL, NULL},
+    {"falcon_h1", vf__arch_hybrid, UN, NULL, NULL, NULL},           /* attention + Mamba-2 in every layer */
+    {"zamba2", vf__arch_hybrid, VF_TR_FF_4H, NULL, NULL, NULL},     /* tied; intermediate_size None = 4 x hidden */
     {"qwen3_5_text", vf__arch_hybrid, UN, NULL, NULL, NULL},
     {"qwen3_5_moe_text", vf__arch_hybrid, UN, NULL, NULL, NULL},
     /* vision-language wrappers (arch_vlm.c): their text model's family (NULL:
