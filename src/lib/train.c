@@ -345,7 +345,8 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
                 (unsigned long long)acts.non_layer, (unsigned long long)acts.total);
     uint64_t temp = 0;
     uint64_t peak = vf__train_peak(&c, &acts, &p, t->recompute, &temp, out->peak_phase, sizeof out->peak_phase, out);
-    out->overhead = runtime + p.comm_buffers + temp;
+    /* what the loop holds all step (LitGPT's logits) is shown with the transients */
+    out->overhead = runtime + p.comm_buffers + temp + acts.held / c.tp;
     out->per_gpu_bytes = peak + runtime;
     if (torch && (st = device_figures(m, o, &a, &c, &acts, &p, peak, ws, ctx, out, err)) != VF_OK)
         return st;

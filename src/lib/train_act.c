@@ -88,6 +88,8 @@ static void block_saved(const vf__tarch *a, const vf__tcfg *c, const vf__tstates
             core += (uint64_t)act * T * qdim;
         o->attn_scores = S;
     }
+    if (c->litgpt)
+        core += vf__litgpt_qkv_saved(a, c, s);
     L += core;
     if (a->resid_drop > 0)
         L += 2 * T * h; /* masks after attention and after the MLP */
@@ -133,6 +135,10 @@ static uint64_t outside_saved(const vf__tarch *a, const vf__tcfg *c, vf__tacts *
         nl += T * h;
     if (a->rope)
         nl += 2 * sq * a->head_dim * r; /* cos and sin, shared by every block */
+    /* LitGPT's 4-bit head: bitsandbytes < 0.43.2 keeps each chunk's input
+     * (ctx.tensors, never freed by its backward) */
+    if (c->litgpt && c->bnb_keeps_input)
+        nl += (uint64_t)act * T * h;
     uint64_t before_head = nl;
     nl += norm_bytes(a, c, T, r);
     if (!c->lora)
@@ -152,8 +158,8 @@ static uint64_t outside_saved(const vf__tarch *a, const vf__tcfg *c, vf__tacts *
     }
     /* PyTorch < 1.11: log_softmax keeps its input (the logits) as well */
     uint64_t keep = c->softmax_keeps_input ? 2 : 1;
-    if (c->litgpt) /* chunked_cross_entropy on the head's 16-bit chunks: log-softmax in `act` */
-        nl += keep * act * o->logits_tv + 8 * T;
+    if (c->litgpt) /* chunked_cross_entropy on the logits Fabric returns in fp32 (train_litgpt.c) */
+        nl += keep * 4 * o->logits_tv + 8 * T;
     else
         nl += keep * 4 * o->logits_tv + 8 * T + 4; /* fp32 log-softmax (HF upcasts logits), targets, weight */
     o->non_layer = nl;
@@ -203,17 +209,14 @@ static void step_transients(const vf__tarch *a, const vf__tcfg *c, const vf__tst
     const vf_attn attn = train_attn(c);
     const uint64_t L = o->layer;
     /* end of forward: the logits in the activation dtype and HF's fp32 copy,
-     * beside the saved log-probabilities */
-    o->fwd_temp = act * o->logits_tv + (act < 4 && !c->litgpt ? 4 * o->logits_tv : 0);
+     * beside the saved log-probabilities; start of backward: gradients of the
+     * log-probabilities and of the logits, fp32 */
+    o->fwd_temp = act * o->logits_tv + (act < 4 ? 4 * o->logits_tv : 0);
+    o->bwd_start = 8 * o->logits_tv;
+    if (c->litgpt) /* fp32 logits held by the loop, chunked loss (train_litgpt.c) */
+        vf__litgpt_loss(a, c, o);
     if (rc == VF_RECOMPUTE_FULL && L > o->fwd_temp)
         o->fwd_temp = L; /* one block's intermediates while it runs unsaved */
-    /* start of backward: gradients of the log-probabilities and of the logits, fp32 */
-    o->bwd_start = c->litgpt ? 2 * (uint64_t)act * o->logits_tv : 8 * o->logits_tv;
-    /* litgpt/finetune/lora.py fit(): `logits = model(...)` stays referenced
-     * through backward and the optimizer step until the next forward's
-     * logits replace it */
-    if (c->litgpt)
-        o->held = (uint64_t)act * o->logits_tv;
     /* inside one block's backward: eager attention holds the probabilities'
      * gradient and the softmax's input gradient (fp32 when it upcasts) */
     /* fp32 softmax (upcast): the probabilities' gradient and the softmax's
@@ -234,6 +237,11 @@ static void step_transients(const vf__tarch *a, const vf__tcfg *c, const vf__tst
      * norm and MLP are freed and the MLP's gradients exist (trainable only) */
     o->freed_head = head_part;
     o->freed_mlp = mlp_part;
+    if (c->bnb_keeps_input && a->n_experts <= 1) {
+        /* the MLP's and down projection's 4-bit inputs are not freed by its backward */
+        uint64_t kept = (uint64_t)act * T * (h + a->inter);
+        o->freed_mlp = mlp_part > kept ? mlp_part - kept : 0;
+    }
     if (!c->lora) {
         uint64_t mlp_params = (a->gated_mlp ? 3 : 2) * h * (a->n_experts > 1 ? a->moe_inter * a->n_experts : a->inter);
         /* the head's gradient (sequence classification: pooler and classifier) */
@@ -244,7 +252,10 @@ static void step_transients(const vf__tarch *a, const vf__tcfg *c, const vf__tst
         /* bitsandbytes dequantizes each 4-bit matrix to 16 bit for its matmul, forward and backward */
         /* quantized from fp16, a bf16 matmul needs the fp16 dequantized copy and its bf16 cast */
         uint64_t deq = (c->bnb_fp16_quant ? 4 : 2) * s->largest_linear;
-        o->fwd_temp += deq;
+        if (c->litgpt)
+            o->fwd_temp = vf__litgpt_head_deq(a, c, o, deq);
+        else
+            o->fwd_temp += deq;
         o->bwd_layer += deq;
     }
     /* last: a tied embedding's gradient is built beside the head's and summed

@@ -76,6 +76,7 @@ typedef struct vf__tstates {
     uint64_t lora_act_extra;       /* adapted matrices in the blocks (each saves tokens x rank) */
     uint64_t lora_in_sum;          /* their input widths, summed (lora_dropout copies per adapter) */
     uint64_t lora_qkv_in;          /* the part of lora_in_sum from separate q, k, v matrices */
+    uint32_t lora_qkv_mask;        /* which of q (1), k (2), v (4) the LoRA targets name */
     bool linear_saves_input[VF_ROLE_COUNT]; /* LoRA: frozen linears save no input */
 } vf__tstates;
 
@@ -103,9 +104,19 @@ typedef struct vf__tacts {
     uint64_t freed_head, grads_head, freed_mlp, grads_mlp;
     uint64_t bwd_mlp, bwd_attn; /* transients of the MLP's and the attention's backward */
     uint64_t held;       /* kept by the training loop through the whole step (LitGPT's `logits`) */
+    uint64_t held_fwd;   /* alive at the end of the forward only: the previous micro-batch's 4-bit matmul
+                            inputs, kept by its graph until the new logits replace the old (LitGPT) */
+    uint64_t held_after; /* this micro-batch's 4-bit matmul inputs, still alive after its backward */
     uint64_t scores_kept;/* of layer_kept: the s^2 terms eager attention saves (scores, softmax, dropout) */
     uint64_t ff_kept;    /* of layer: the dense MLP's intermediate-width tensors (tokens x ff) */
 } vf__tacts;
+
+/* LitGPT's own terms (train_litgpt.c): one block's extra q/k/v-path saves, and
+ * the loss region with what outlives a micro-batch's backward. */
+VF_HIDDEN uint64_t vf__litgpt_qkv_saved(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s);
+VF_HIDDEN void vf__litgpt_loss(const vf__tarch *a, const vf__tcfg *c, vf__tacts *o);
+/* QLoRA's forward transient given the 4-bit head's dequantized bytes `deq`. */
+VF_HIDDEN uint64_t vf__litgpt_head_deq(const vf__tarch *a, const vf__tcfg *c, const vf__tacts *o, uint64_t deq);
 
 VF_HIDDEN void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc,
                               vf__tacts *out);

@@ -23,7 +23,9 @@ uint64_t vf__train_peak(const vf__tcfg *c, const vf__tacts *acts, const vf__tpla
      * accumulation, or the last step's when zero_grad keeps them */
     const uint64_t acc = c->accum > 1 || c->grads_kept ? G : 0;
 
-    uint64_t fwd_t = acts->fwd_temp / tp;
+    /* LitGPT under old bitsandbytes: the previous micro-batch's 4-bit inputs
+     * at the end of the forward, this one's after its backward */
+    uint64_t fwd_t = (acts->fwd_temp + acts->held_fwd) / tp;
     uint64_t fwd = A + acc + fwd_t;
 
     const uint64_t bb = p->bwd_buffers;
@@ -45,9 +47,9 @@ uint64_t vf__train_peak(const vf__tcfg *c, const vf__tacts *acts, const vf__tpla
     uint64_t bl = at_mlp + bm_t, bl_t = bm_t + recomputed;
     if (at_attn + ba_t > bl)
         bl = at_attn + ba_t, bl_t = ba_t + recomputed;
-    uint64_t be_t = acts->bwd_end / tp + bb;
+    uint64_t be_t = (acts->bwd_end + acts->held_after) / tp + bb;
     uint64_t be = G + be_t;
-    uint64_t opt = G + p->step_temp;
+    uint64_t opt = G + p->step_temp + acts->held_after / tp;
 
     uint64_t best = fwd, t = fwd_t;
     const char *ph = "end of forward";

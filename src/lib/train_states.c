@@ -155,6 +155,8 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
         vf_status st = parse_targets(t->lora_targets, target, err);
         if (st != VF_OK)
             return st;
+        s->lora_qkv_mask = (target[VF_ROLE_ATTN_Q] ? 1u : 0u) | (target[VF_ROLE_ATTN_K] ? 2u : 0u) |
+                           (target[VF_ROLE_ATTN_V] ? 4u : 0u);
     }
     /* LitGPT's LoRA layers feed A the dropped copy when lora_dropout > 0 and
      * the frozen base saves nothing, so the input itself is not kept */

@@ -114,7 +114,6 @@ typedef struct lit_row {
     uint64_t batch;
     uint32_t accum; /* global_batch_size / micro_batch_size: the gradients live through later micro-batches */
     double measured_gb;
-    bool assert_it; /* false: printed, see docs/memory-model.md for why not asserted */
 } lit_row;
 
 #define LLAMA2_7B {"llama", 4096, 11008, 32000, 4096, 32, 32, 32, 128, 0.0, "silu", VF_DTYPE_BF16, false}
@@ -126,27 +125,22 @@ typedef struct lit_row {
 #define TINYLLAMA {"llama", 2048, 5632, 32000, 2048, 22, 32, 4, 64, 0.0, "silu", VF_DTYPE_BF16, false}
 
 static const lit_row lit_rows[] = {
-    {"llama-2-7b/lora", LLAMA2_7B, 32, "q,v", false, 2, 4, 19.77, true},
-    {"mistral-7b/lora", MISTRAL_7B, 32, "q,v", false, 2, 4, 20.66, true},
-    {"llama-3-8b/lora", LLAMA3_8B, 32, "q,v", false, 1, 8, 19.73, true},
-    {"llama-3.2-1b/lora", LLAMA32_1B, 32, "q,v", false, 1, 8, 4.49, true},
-    {"llama-3.2-3b/lora", LLAMA32_3B, 32, "q,v", false, 1, 8, 9.67, true},
-    {"phi-3/lora", PHI3_MINI, 8, "all-linear", false, 4, 2, 19.75, true},
+    {"llama-2-7b/lora", LLAMA2_7B, 32, "q,v", false, 2, 4, 19.77},
+    {"mistral-7b/lora", MISTRAL_7B, 32, "q,v", false, 2, 4, 20.66},
+    {"llama-3-8b/lora", LLAMA3_8B, 32, "q,v", false, 1, 8, 19.73},
+    {"llama-3.2-1b/lora", LLAMA32_1B, 32, "q,v", false, 1, 8, 4.49},
+    {"llama-3.2-3b/lora", LLAMA32_3B, 32, "q,v", false, 1, 8, 9.67},
+    {"phi-3/lora", PHI3_MINI, 8, "all-linear", false, 4, 2, 19.75},
     /* full.yaml: every parameter trains (norms included), global batch 32 */
-    {"tiny-llama/full", TINYLLAMA, 0, "", false, 4, 8, 14.10, true},
-    {"tiny-llama/lora", TINYLLAMA, 32, "all-linear", false, 8, 1, 13.50, true},
-    {"llama-3-8b/qlora", LLAMA3_8B, 32, "q,v", true, 2, 4, 17.41, true},
-    {"llama-3.2-1b/qlora", LLAMA32_1B, 32, "q,v", true, 2, 4, 5.53, true},
-    {"llama-3.2-3b/qlora", LLAMA32_3B, 32, "q,v", true, 2, 4, 10.30, true},
-    /* QLoRA rows the model prices 14-19 % low: measured minus vramfit is 13-19
-     * bytes per token, block and hidden unit (llama-2-7b 19.2, mistral-7b 15.3,
-     * phi-3 15.6, tiny-llama 12.9; the asserted llama-3 rows 13.3-15.5), beyond
-     * the inputs bitsandbytes 0.42 keeps: it grows with the tokens, so it is
-     * activation-like, not a fixed buffer; its mechanism is not found yet */
-    {"llama-2-7b/qlora", LLAMA2_7B, 32, "q,v", true, 2, 4, 13.68, false},
-    {"mistral-7b/qlora", MISTRAL_7B, 32, "q,v", true, 2, 4, 14.29, false},
-    {"phi-3/qlora", PHI3_MINI, 8, "all-linear", true, 4, 2, 19.13, false},
-    {"tiny-llama/qlora", TINYLLAMA, 32, "all-linear", true, 8, 1, 16.24, false},
+    {"tiny-llama/full", TINYLLAMA, 0, "", false, 4, 8, 14.10},
+    {"tiny-llama/lora", TINYLLAMA, 32, "all-linear", false, 8, 1, 13.50},
+    {"llama-3-8b/qlora", LLAMA3_8B, 32, "q,v", true, 2, 4, 17.41},
+    {"llama-3.2-1b/qlora", LLAMA32_1B, 32, "q,v", true, 2, 4, 5.53},
+    {"llama-3.2-3b/qlora", LLAMA32_3B, 32, "q,v", true, 2, 4, 10.30},
+    {"llama-2-7b/qlora", LLAMA2_7B, 32, "q,v", true, 2, 4, 13.68},
+    {"mistral-7b/qlora", MISTRAL_7B, 32, "q,v", true, 2, 4, 14.29},
+    {"phi-3/qlora", PHI3_MINI, 8, "all-linear", true, 4, 2, 19.13},
+    {"tiny-llama/qlora", TINYLLAMA, 32, "all-linear", true, 8, 1, 16.24},
 };
 
 static void lit_opts(vf_estimate_opts *o, const lit_row *r)
@@ -168,11 +162,16 @@ static void lit_opts(vf_estimate_opts *o, const lit_row *r)
     o->train.seq_len = 512;
 }
 
+/* The band every row is held to: never more than 3 % under the measurement
+ * (an underestimate is a run that dies), at most 5 % over it. */
+#define LIT_BELOW (-0.03)
+#define LIT_ABOVE 0.05
+
 static void test_litgpt_config_hub(void **state)
 {
     (void)state;
-    int asserted = 0;
-    for (size_t i = 0; i < sizeof lit_rows / sizeof lit_rows[0]; i++) {
+    size_t n = sizeof lit_rows / sizeof lit_rows[0];
+    for (size_t i = 0; i < n; i++) {
         const lit_row *r = &lit_rows[i];
         vf_model *m = tr_build(&r->shape);
         vf_estimate_opts o;
@@ -181,22 +180,20 @@ static void test_litgpt_config_hub(void **state)
         lit_opts(&o, r);
         assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
         double gb = (double)e.per_gpu_bytes / 1e9, rel = (gb - r->measured_gb) / r->measured_gb;
-        print_message("litgpt %-20s measured %6.2f GB, vramfit %6.2f GB (%+.1f %%) at %s%s\n", r->name,
-                      r->measured_gb, gb, 100 * rel, e.peak_phase, r->assert_it ? "" : " [not asserted]");
-        if (r->assert_it) {
-            assert_true(fabs(rel) <= 0.15);
-            asserted++;
-        }
+        print_message("litgpt %-20s measured %6.2f GB, vramfit %6.2f GB (%+.1f %%) at %s\n", r->name,
+                      r->measured_gb, gb, 100 * rel, e.peak_phase);
+        assert_true(rel >= LIT_BELOW);
+        assert_true(rel <= LIT_ABOVE);
         vf_model_free(m);
     }
-    assert_int_equal(asserted, 11);
+    assert_int_equal(n, 15);
 }
 
 /* The mechanisms those rows need, each against its own source. */
 static void test_litgpt_mechanisms(void **state)
 {
     (void)state;
-    const lit_row r32 = {"llama-3.2-1b/qlora", LLAMA32_1B, 32, "q,v", true, 2, 4, 5.53, true};
+    const lit_row r32 = {"llama-3.2-1b/qlora", LLAMA32_1B, 32, "q,v", true, 2, 4, 5.53};
     vf_model *m = tr_build(&r32.shape);
     vf_estimate_opts o;
     vf_estimate e, e2;
@@ -205,12 +202,13 @@ static void test_litgpt_mechanisms(void **state)
 
     /* bitsandbytes 0.42 MatMul4Bit keeps A (ctx.tensors = (A, B)); 0.43.2
      * (PR #1270) keeps (None, B): per block the q/k/v input, o_proj's input,
-     * the MLP input and down_proj's input, 2 bytes each */
+     * the MLP input and down_proj's input, plus LitGPT's 4-bit head's input
+     * (the final norm's output, T x h), 2 bytes each */
     lit_opts(&o, &r32);
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
     o.train.bnb_version[0] = 0;
     assert_int_equal(vf_estimate_run(m, &o, &e2, &err), VF_OK);
-    assert_int_equal(e.activations - e2.activations, L * 2 * T * (h + q + h + I));
+    assert_int_equal(e.activations - e2.activations, L * 2 * T * (h + q + h + I) + 2 * T * h);
     snprintf(o.train.bnb_version, sizeof o.train.bnb_version, "0.43.2");
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
     assert_int_equal(e.activations, e2.activations);
