@@ -85,7 +85,7 @@ void vf__litgpt_loss(const vf__tarch *a, const vf__tcfg *c, vf__tacts *o)
      * new bf16 chunks being cast (fwd_temp, the new fp32 copy standing in the
      * saved log-softmax's place), and the new ones through the whole step */
     o->held = 4 * TV;
-    o->fwd_temp = (uint64_t)c->act * TV;
+    o->fwd_temp = c->act < 4 ? (uint64_t)c->act * TV : 0; /* an fp32 output is returned as it is */
     if (c->lora) {
         /* lora.py: a list of [B, 128, V] chunks and one cross-entropy per
          * chunk; autograd runs every chunk's nll and log-softmax backward
