@@ -720,6 +720,8 @@ typedef struct vf_estimate { VF_GROWABLE_BEGIN
     /* graphs: nodes whose output shapes could not be inferred (the estimate is
      * partial: their tensors are not counted; the assumptions name them) */
     uint32_t partial_nodes;
+    /* vLLM: the CUDA graphs' memory (part of outside_bytes), the busiest rank's */
+    uint64_t cuda_graph_bytes;
 VF_GROWABLE_END(32768) } vf_estimate;
 VF_SIZE_PINNED(vf_estimate, 32768);
 

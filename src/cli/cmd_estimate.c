@@ -102,6 +102,9 @@ static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed,
             json_object_set_new(o, "reason", json_string(e->reason));
         json_object_set_new(o, "kv_cache_tokens", vf_json_u64(e->kv_cache_tokens));
         json_object_set_new(o, "max_concurrency", json_real(e->max_concurrency));
+        json_t *rb = json_object();
+        json_object_set_new(rb, "cuda_graphs", vf_json_u64(e->cuda_graph_bytes));
+        json_object_set_new(o, "runtime_buffers", rb);
     }
     if (e->runtime == VF_RUNTIME_LLAMACPP && e->mode == VF_MODE_INFERENCE) {
         json_t *rb = json_object();

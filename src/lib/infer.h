@@ -186,14 +186,32 @@ VF_HIDDEN void vf__device_set(vf_estimate *e, uint64_t allocated, uint64_t reser
  * layers [*start, *end) of stage rank of pp. */
 VF_HIDDEN void vf__pp_indices(uint32_t layers, uint32_t rank, uint32_t pp, uint32_t *start, uint32_t *end);
 
-/* vLLM's CUDA graphs: capture sizes, graphs and their pool (infer_vllm.c). */
+/* vLLM's CUDA graphs: capture sizes, graphs and their pool (infer_vllm_graphs.c). */
+typedef enum vf__vg_mode { VF__VG_NONE, VF__VG_V0, VF__VG_PIECEWISE, VF__VG_FULL_AND_PIECEWISE } vf__vg_mode;
+typedef struct vf__vllm_graph_cfg {
+    uint64_t mns, mnbt;   /* max_num_seqs, max_num_batched_tokens */
+    uint64_t max_capture; /* V1's largest capture size (0: 512) */
+    uint64_t v0_max;      /* V0's largest batch size: 256 (0.6.x) or 512 */
+    uint64_t a;           /* activation bytes per element */
+    uint32_t tp, layers;  /* the rank's layers (its pipeline stage) */
+    vf__vg_mode mode;
+} vf__vllm_graph_cfg;
 typedef struct vf__vllm_graphs {
-    uint32_t sizes, graphs;
-    uint64_t largest, pool, bytes;
-    bool full;
+    uint32_t sizes, full_sizes, graphs, layers, pieces;
+    uint64_t largest, pool, per_size, bytes;
+    vf__vg_mode mode;
 } vf__vllm_graphs;
-VF_HIDDEN void vf__vllm_graph_bytes(const vf_hparams *hp, uint64_t mns, uint64_t mnbt, uint32_t tp, uint64_t a,
-                                    bool full, vf__vllm_graphs *g);
+VF_HIDDEN void vf__vllm_graph_bytes(const vf_hparams *hp, const vf__vllm_graph_cfg *c, vf__vllm_graphs *g);
+/* vLLM's MXFP4 MoE backends and the expert bytes they hold beyond the
+ * checkpoint's, per MoE layer and rank (infer_vllm_mxfp4.c). */
+typedef enum vf__mxfp4_backend { VF__MXFP4_MARLIN, VF__MXFP4_TRITON, VF__MXFP4_FLASHINFER } vf__mxfp4_backend;
+VF_HIDDEN vf__mxfp4_backend vf__vllm_mxfp4_backend(const char *gpu_name);
+VF_HIDDEN uint64_t vf__vllm_mxfp4_extra(const vf_hparams *hp, uint32_t tp, vf__mxfp4_backend b);
+VF_HIDDEN const char *vf__mxfp4_backend_name(vf__mxfp4_backend b);
+/* The driver bytes one layer adds to every captured size. */
+VF_HIDDEN uint64_t vf__vllm_graph_layer_bytes(const vf_hparams *hp);
+/* The forward's transients over tokens tokens on one of tp ranks. */
+VF_HIDDEN uint64_t vf__vllm_fwd_bytes(const vf_hparams *hp, uint64_t tokens, uint32_t tp, uint64_t a);
 
 /* ---- runtime profiles ---- */
 VF_HIDDEN vf_status vf__infer_generic(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);

@@ -36,41 +36,6 @@ static bool v1(const char *ver, int *major, int *minor)
     return ma > 0 || mi >= 8;
 }
 
-/*
- * CUDA graphs (captured after the KV pool is sized, gpu_model_runner.py
- * capture_model; their memory sits outside gpu_memory_utilization's budget):
- *  - sizes (config/vllm.py _set_cudagraph_sizes): [1, 2, 4] + range(8, 256,
- *    8) + range(256, max + 1, 16), max = min(2 x max_num_seqs, 512), none
- *    above max_num_batched_tokens;
- *  - graphs: PIECEWISE, one per piece between attention ops (layers + 1) per
- *    size; from 0.11 FULL_AND_PIECEWISE adds one full decode graph per size;
- *  - memory: one global pool shared by every graph, captured largest first
- *    so the smaller ones reuse it (get_global_graph_pool): the largest
- *    size's forward temporaries, as the profile prices them; plus what each
- *    captured graph holds in the driver, 240 KiB: A1's measured 0.45 GiB
- *    (vLLM 0.11, Llama-3.1-8B, H100, 1024 sequences: 51 sizes x 33 pieces +
- *    51 full graphs) less its 54 MiB pool, per graph — the one calibration,
- *    stated as such.
- */
-void vf__vllm_graph_bytes(const vf_hparams *hp, uint64_t mns, uint64_t mnbt, uint32_t tp, uint64_t a, bool full,
-                          vf__vllm_graphs *g)
-{
-    uint64_t max = 2 * mns < 512 ? 2 * mns : 512;
-    if (max > mnbt)
-        max = mnbt;
-    memset(g, 0, sizeof *g);
-    for (uint64_t s = 1; s <= max; s = s < 4 ? s * 2 : s < 256 ? (s == 4 ? 8 : s + 8) : s + 16) {
-        g->sizes++;
-        g->largest = s;
-    }
-    uint32_t pieces = hp->n_layers + 1;
-    g->graphs = g->sizes * pieces + (full ? g->sizes : 0);
-    g->full = full;
-    uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp) / (tp ? tp : 1);
-    g->pool = vf__smul(vf__smul(g->largest, a), 3 * h + 3 * ff);
-    g->bytes = vf__sadd(g->pool, vf__smul(g->graphs, 240u << 10));
-}
-
 /* Transient memory of torch.sort over S rows of V float32 logits, on top of
  * the sorted values and int64 indices it returns (CUDA stable sort,
  * aten/src/ATen/native/cuda/SortStable.cu launch_stable_sort_kernel): rows of
@@ -142,6 +107,28 @@ typedef struct vstage {
     double conc;
 } vstage;
 
+/* What vLLM captures: V0 a full graph per batch size (up to 256 before 0.7,
+ * 512 after); V1 piecewise graphs, plus full decode graphs from 0.11
+ * (FULL_AND_PIECEWISE became the default); gpt-oss's largest capture size
+ * raised to 1024 (vLLM models/config.py, assumed from 0.12). */
+static void graphs(const vf_hparams *hp, const vf_infer_opts *io, vcfg *c, int major, int minor)
+{
+    bool current = !io->vllm_version[0] || major > 0;
+    /* the busiest stage's layers: a rank captures only its own pieces */
+    uint32_t layers = 0;
+    for (uint32_t r = 0; r < c->pp; r++) {
+        uint32_t s, e;
+        vf__pp_indices(hp->n_layers, r, c->pp, &s, &e);
+        layers = e - s > layers ? e - s : layers;
+    }
+    vf__vllm_graph_cfg g = {.mns = c->mns, .mnbt = c->mnbt, .a = c->a, .tp = c->tp, .layers = layers};
+    g.mode = !c->is_v1 ? VF__VG_V0 : current || minor >= 11 ? VF__VG_FULL_AND_PIECEWISE : VF__VG_PIECEWISE;
+    g.v0_max = major == 0 && minor < 7 && !current ? 256 : 512;
+    if (strcmp(hp->architecture, "gpt_oss") == 0 && (current || minor >= 12))
+        g.max_capture = 1024;
+    vf__vllm_graph_bytes(hp, &g, &c->gr);
+}
+
 static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf__wprice *w, vcfg *c, vf_error *err)
 {
     const vf_hparams *hp = &m->hp;
@@ -202,11 +189,10 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
     bool ctx_in_non_torch = major == 0 && minor == 6;
     if (ctx_in_non_torch)
         c->non_torch = (uint64_t)((multi ? 3.58 : 1.79) * (double)GIB);
-    /* CUDA graphs (vf__vllm_graph_bytes), V1 without --enforce-eager; every
-     * rank priced with all the layers' pieces (erring high under PP) */
-    if (!io->enforce_eager && c->is_v1)
-        vf__vllm_graph_bytes(hp, c->mns, c->mnbt, c->tp, c->a, !io->vllm_version[0] || major > 0 || minor >= 11,
-                             &c->gr);
+    /* CUDA graphs (infer_vllm_graphs.c) without --enforce-eager, every rank
+     * priced as the one with the most layers */
+    if (!io->enforce_eager)
+        graphs(hp, io, c, major, minor);
     c->graphs = c->gr.bytes;
     c->ctx = ctx_in_non_torch ? 0 : vf__torch_context_bytes(o, false, c->ctx_why, sizeof c->ctx_why);
     if (ctx_in_non_torch)
@@ -241,6 +227,14 @@ static uint64_t stage_weights(const vf_model *m, const vf__wlayers *L, const vcf
             sh = vf__sadd(sh, L->part_sh[VF__WP_EMBED]);
     }
     return vf__sadd(vf__sadd(rep, sh / c->tp), c->rope);
+}
+
+/* The MXFP4 layout's extra bytes over a stage's MoE layers. */
+static uint64_t mxfp4_stage(const vf_hparams *hp, const vcfg *c, const vstage *s, uint64_t per_layer)
+{
+    (void)c;
+    uint32_t from = s->start > hp->first_k_dense ? s->start : hp->first_k_dense;
+    return s->end > from ? vf__smul(per_layer, s->end - from) : 0;
 }
 
 /* A rank's KV page (one 16-token block over its layers), its full-attention
@@ -313,14 +307,8 @@ typedef struct vact {
 
 static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const vcfg *c, vact *p)
 {
-    uint64_t h = hp->hidden_size, ff = vf__hp_ff(hp), V = hp->vocab_size, a = c->a, tp = c->tp;
-    p->fwd = vf__smul(vf__smul(c->mnbt, a), 3 * h + 3 * (ff / tp));
-    if (hp->n_experts && hp->moe_intermediate_size) {
-        uint64_t k = hp->n_experts_active ? hp->n_experts_active : 1;
-        uint64_t moe = vf__smul(vf__smul(c->mnbt, k), vf__smul(a, 3 * (hp->moe_intermediate_size / tp) + h));
-        if (moe > p->fwd)
-            p->fwd = moe;
-    }
+    uint64_t h = hp->hidden_size, V = hp->vocab_size, a = c->a;
+    p->fwd = vf__vllm_fwd_bytes(hp, c->mnbt, c->tp, a);
     p->hid = vf__sadd(vf__smul(vf__smul(c->mnbt, h), a), vf__smul(vf__smul(c->seqs, h), c->is_v1 ? 2 * a : a));
     p->sort_tmp = sort_transient(c->seqs, V);
     p->samp = vf__sadd(vf__sadd(p->hid, vf__smul(vf__smul(c->seqs, V), a + 4 + 4 + 8)), p->sort_tmp);
@@ -397,10 +385,16 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
                (double)c->non_torch / GIB, (double)c->graphs / GIB);
     vf__assume(e, "%s", c->ctx_why);
     if (c->gr.sizes)
-        vf__assume(e, "CUDA graphs = %u capture sizes up to %llu tokens, %u graphs (%s), one shared pool of the "
-                      "largest size's forward %.0f MiB + %u x 240 KiB", c->gr.sizes, (unsigned long long)c->gr.largest,
-                   c->gr.graphs, c->gr.full ? "piecewise per layer + full" : "piecewise per layer",
-                   (double)c->gr.pool / (1 << 20), c->gr.graphs);
+        vf__assume(e, "CUDA graphs = %u capture sizes up to %llu tokens%s, %u graphs (%s); one shared pool %.0f MiB + "
+                      "%u sizes x %.2f MiB in the driver (2 MiB + %u layers x %llu KiB, vLLM 0.19's own figures)",
+                   c->gr.sizes, (unsigned long long)c->gr.largest,
+                   c->gr.full_sizes ? " (full decode graphs up to max_num_seqs)" : "", c->gr.graphs,
+                   c->gr.mode == VF__VG_V0                   ? "V0: one full graph per batch size"
+                   : c->gr.mode == VF__VG_FULL_AND_PIECEWISE ? "piecewise per layer + full decode"
+                                                             : "piecewise per layer",
+                   (double)c->gr.pool / (1 << 20), c->gr.sizes + c->gr.full_sizes,
+                   (double)c->gr.per_size / (1 << 20), c->gr.layers,
+                   (unsigned long long)(vf__vllm_graph_layer_bytes(hp) >> 10));
     vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu = %llu B",
                 (double)o->gpu_bytes / GIB, c->util, (unsigned long long)s->weights, (unsigned long long)s->act,
                 (unsigned long long)c->non_torch, (unsigned long long)s->pool);
@@ -453,10 +447,16 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     vact p;
     profile_peaks(hp, &o->infer, &c, &p);
+    /* MXFP4 experts as stored: the layout vLLM's backend converts them to */
+    uint64_t mx = o->weights[0] ? 0 : vf__vllm_mxfp4_extra(hp, c.tp, vf__vllm_mxfp4_backend(o->infer.gpu_name));
+    if (mx)
+        vf__assume(e, "MXFP4 experts: vLLM's %s backend holds %llu B per MoE layer and GPU beyond the checkpoint's "
+                      "bytes (padding, swizzled layouts, float32 biases; quantization/mxfp4.py)",
+                   vf__mxfp4_backend_name(vf__vllm_mxfp4_backend(o->infer.gpu_name)), (unsigned long long)mx);
     for (uint32_t r = 0; r < c.pp; r++) {
         vstage *s = &stages[r];
         vf__pp_indices(hp->n_layers, r, c.pp, &s->start, &s->end);
-        s->weights = vf__sadd(stage_weights(m, L, &c, r, s), xt.weights);
+        s->weights = vf__sadd(vf__sadd(stage_weights(m, L, &c, r, s), xt.weights), mxfp4_stage(hp, &c, s, mx));
         stage_kv(hp, &c, &xt, s);
         uint64_t peak = vf__sadd(r + 1 == c.pp && p.samp > p.fwd ? p.samp : p.fwd, p.ws);
         /* profile_run: the encoder on the dummy images first, its outputs kept
@@ -490,6 +490,7 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     e->kv_cache = b->pool;
     e->activations = b->act;
     e->overhead = c.overhead;
+    e->cuda_graph_bytes = c.graphs;
     e->per_gpu_bytes = b->total;
     /* the profile's cached blocks are released (torch.cuda.empty_cache in
      * determine_available_memory) before the pool is allocated in one piece */
