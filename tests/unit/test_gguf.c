@@ -480,6 +480,50 @@ static void test_per_layer_arrays(void **state)
     vf_model_free(m);
 }
 
+/* falcon-h1 as llama.cpp's converter writes it (Falcon-H1-7B's dimensions):
+ * uniform KV heads, so no layer is marked; llama.cpp's hybrid memory for
+ * LLM_ARCH_FALCON_H1 keeps KV and r/s in every layer (filter_attn and
+ * filter_recr both true). r/s per layer in f32: (4 - 1) x (3072 + 2 x 1 x 256)
+ * + 256 x 3072 = 797,184 elements = 3,188,736 B; KV f16 at 4,096 cells: 44 x
+ * 2 x 2 KV heads x 128 x 2 B x 4,096 = 184,549,376 B. */
+static void kv_falcon_h1(gw *w)
+{
+    gw_kv_str(w, "general.architecture", "falcon-h1");
+    gw_kv_u32(w, "falcon-h1.block_count", 44);
+    gw_kv_u32(w, "falcon-h1.embedding_length", 3072);
+    gw_kv_u32(w, "falcon-h1.feed_forward_length", 12288);
+    gw_kv_u32(w, "falcon-h1.attention.head_count", 12);
+    gw_kv_u32(w, "falcon-h1.attention.head_count_kv", 2);
+    gw_kv_u32(w, "falcon-h1.attention.key_length", 128);
+    gw_kv_u32(w, "falcon-h1.attention.value_length", 128);
+    gw_kv_u32(w, "falcon-h1.ssm.conv_kernel", 4);
+    gw_kv_u32(w, "falcon-h1.ssm.inner_size", 3072);
+    gw_kv_u32(w, "falcon-h1.ssm.state_size", 256);
+    gw_kv_u32(w, "falcon-h1.ssm.group_count", 1);
+    gw_kv_u32(w, "falcon-h1.ssm.time_step_rank", 24);
+    gw_kv_u32(w, "falcon-h1.vocab_size", 130048);
+}
+
+static void test_falcon_h1_state(void **state)
+{
+    (void)state;
+    vf_model *m = open_kv(kv_falcon_h1, 14, NULL);
+    const vf_hparams *hp = vf_model_hparams(m);
+    assert_null(hp->layer_no_kv); /* every layer attends */
+    assert_null(hp->layer_recurrent);
+    assert_int_equal(hp->recurrent_state_bytes, 3188736);
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_LLAMACPP;
+    o.infer.context = 4096;
+    vf_estimate e;
+    vf_error err = {0};
+    if (vf_estimate_run(m, &o, &e, &err) != VF_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(e.kv_cache, 184549376 + 44 * 3188736);
+    vf_model_free(m);
+}
+
 /* DeepSeek-style MLA as llama.cpp's converter stores it, plus an MTP block. */
 static void kv_mla(gw *w)
 {
@@ -762,7 +806,7 @@ int main(void)
         cmocka_unit_test(test_split),          cmocka_unit_test(test_split_missing_shard),
         cmocka_unit_test(test_moe_experts),    cmocka_unit_test(test_unknown_type),
         cmocka_unit_test(test_gemma2_swa),     cmocka_unit_test(test_gemma3_swa),
-        cmocka_unit_test(test_per_layer_arrays), cmocka_unit_test(test_mla),
+        cmocka_unit_test(test_per_layer_arrays), cmocka_unit_test(test_falcon_h1_state), cmocka_unit_test(test_mla),
         cmocka_unit_test(test_errors),         cmocka_unit_test(test_llamacpp_heads),
         cmocka_unit_test(test_big_vocab),      cmocka_unit_test(test_implausible_depth),
     };
