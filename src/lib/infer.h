@@ -116,6 +116,9 @@ typedef struct vf__extras {
 } vf__extras;
 VF_HIDDEN vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, vf__extras *x,
                                    vf_estimate *e, vf_error *err);
+/* vLLM: the tower's transient and outputs at its profile's dummy images (infer_extras.c). */
+VF_HIDDEN void vf__extras_vllm_images(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, uint64_t mnbt,
+                                      uint64_t mns, uint64_t mml, vf__extras *x, vf_estimate *e);
 /* Adds the extras to a runtime's answer (all but vLLM, which sizes them before its pool);
  * shared_context: llama.cpp's n_ctx is shared by its sequences. */
 VF_HIDDEN void vf__extras_apply(vf_estimate *e, const vf__extras *x, bool shared_context);

@@ -112,10 +112,51 @@ static void images(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, ui
         uint64_t layers = json_array_size(json_object_get(json_object_get(m->config, "text_config"), "cross_attention_layers"));
         x->kv_seq = vf__smul(vf__smul(n * im.cross_tokens, layers), 2 * (uint64_t)m->hp.n_kv_heads * m->hp.head_dim * dt) / tp;
     }
-    vf__assume(e, "images: %u per request, %llu context tokens and %llu tower patches each%s; tower transient %llu B per "
-                  "GPU (our own bound)",
-               o->max_images, (unsigned long long)im.tokens, (unsigned long long)im.patches,
-               o->image_w ? "" : " (the processor's largest image)", (unsigned long long)act);
+    if (o->runtime == VF_RUNTIME_VLLM) /* its profile's images decide the transient (vf__extras_vllm_images) */
+        vf__assume(e, "images: %u per request, %llu context tokens and %llu tower patches each%s", o->max_images,
+                   (unsigned long long)im.tokens, (unsigned long long)im.patches,
+                   o->image_w ? "" : " (the processor's largest image)");
+    else
+        vf__assume(e, "images: %u per request, %llu context tokens and %llu tower patches each%s; tower transient %llu B "
+                      "per GPU (our own bound)",
+                   o->max_images, (unsigned long long)im.tokens, (unsigned long long)im.patches,
+                   o->image_w ? "" : " (the processor's largest image)", (unsigned long long)act);
+}
+
+/* vLLM's profile_run feeds the tower its dummy images whether or not
+ * requests carry any (v1/worker/gpu_model_runner.py profile_run,
+ * v1/worker/utils.py MultiModalBudget.get_max_items,
+ * v1/core/encoder_cache_manager.py compute_mm_encoder_budget): T tokens for
+ * an image of the largest size (or --image-size), an encoder budget of
+ * max(max_num_batched_tokens, T) tokens, max(1, min(limit, max_model_len / T))
+ * images a prompt (limit: --limit-mm-per-prompt, 999 when unset), and
+ * max(1, min(budget / T, max_num_seqs x per prompt)) images in the profile.
+ * Their outputs stay in the encoder cache through the decoder's dummy pass. */
+void vf__extras_vllm_images(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, uint64_t mnbt, uint64_t mns,
+                            uint64_t mml, vf__extras *x, vf_estimate *e)
+{
+    vf__image im;
+    if (!vf__image_cost(m, o->image_w, o->image_h, &im) || !im.tokens)
+        return; /* no tower vramfit knows, or none that feeds the context (Mllama) */
+    uint64_t T = im.tokens, limit = o->max_images ? o->max_images : 999;
+    uint64_t budget = mnbt > T ? mnbt : T;
+    uint64_t per_prompt = mml / T < limit ? mml / T : limit;
+    if (per_prompt < 1)
+        per_prompt = 1;
+    uint64_t items = budget / T, dec = vf__smul(mns ? mns : 1, per_prompt);
+    if (items > dec)
+        items = dec;
+    if (items < 1)
+        items = 1;
+    if (!tp)
+        tp = 1;
+    uint64_t dt = m->hp.torch_dtype == VF_DTYPE_F32 ? 4 : 2;
+    x->act = vf__smul(vf__smul(items, im.patches), (5 * im.vision_hidden + im.vision_ff) * dt) / tp;
+    x->embeds = vf__smul(vf__smul(items, T), vf__smul(m->hp.hidden_size, dt));
+    vf__assume(e, "vLLM profile: the tower on %llu dummy images of %llu tokens (%llu patches) each (encoder budget %llu "
+                  "tokens), transient %llu B per GPU (our own bound), outputs %llu B held into the decoder's pass",
+               (unsigned long long)items, (unsigned long long)T, (unsigned long long)im.patches,
+               (unsigned long long)budget, (unsigned long long)x->act, (unsigned long long)x->embeds);
 }
 
 vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, vf__extras *x, vf_estimate *e,

@@ -129,6 +129,24 @@ for pair in llava-hf__llava-1.5-7b-hf:576 Qwen__Qwen3-VL-2B-Instruct:16384 light
         "$VF" estimate --json "$M/$f.json" --max-images 1
 done
 
+# vLLM's profile images, by hand from its MultiModalBudget: LLaVA-1.5-7B, T = 576 tokens an image,
+# max_model_len 4096 (7 a prompt at the 999 default). H100: 8,192 batched tokens, 1,024 sequences:
+# min(8192 / 576, 1024 x 7) = 14 images; outputs 14 x 576 x 4096 x 2 B = 66,060,288 B; transient
+# (our bound) 14 x 576 x (5 x 1024 + 4096) x 2 B = 148,635,648 B. A100: 2,048 tokens: 3 images.
+# --max-num-seqs 2 --max-images 1: min(14, 2 x 1) = 2. Qwen2.5-VL-7B: T = 16,384 > 8,192, so the
+# budget is T and one image; its outputs 16384 x 3584 x 2 B = 117,440,512 B, with or without --max-images.
+L=$M/llava-hf__llava-1.5-7b-hf.json
+for pair in "H100:14 dummy images of 576 tokens.*transient 148635648 B.*outputs 66060288 B" "A100:3 dummy images of 576 tokens" \
+    "H100 --max-num-seqs 2 --max-images 1:2 dummy images"; do
+    a=${pair%%:*} want=${pair#*:}
+    # shellcheck disable=SC2086
+    check_json "vllm profile images: llava $a" 0 "[.assumptions[] | tostring | select(test(\"the tower on $want\"))] | length == 1" \
+        "$VF" estimate --json "$L" --runtime vllm --gpu $a
+done
+check_json "vllm profile images: qwen2.5-vl one image, budget 16384" 0 \
+    '[.assumptions[] | tostring | select(test("the tower on 1 dummy images of 16384 tokens .*budget 16384 tokens.*outputs 117440512 B"))] | length == 1' \
+    "$VF" estimate --json "$VL" --runtime vllm --gpu H100
+
 # jamba from a config.json with the dimensions of llama.cpp's jamba GGUF above (4 layers,
 # attention at layer 2, dense MLPs, tied): the same element count as that converted file,
 # and llama.cpp's own KV + r/s bytes (its states in f32 whatever the model dtype)
