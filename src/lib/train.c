@@ -309,7 +309,12 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
                    t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",
                    c.qlora ? t->qlora : "");
     if (c.bnb_keeps_input)
-        vf__assume(out, "bitsandbytes %s: each 4-bit matmul keeps its input for backward", t->bnb_version);
+        vf__assume(out, "bitsandbytes %s: each 4-bit matmul keeps its input for backward%s", t->bnb_version,
+                   c.litgpt ? ", and after it: the previous micro-batch's inputs are alive through the next forward"
+                            : "");
+    if (c.litgpt)
+        vf__assume(out, "litgpt = %s; the logits come back in fp32 (Fabric's convert_output) and the loop holds them "
+                        "through the step", c.lora ? "finetune/lora.py (head in 128-token chunks)" : "finetune/full.py");
     if (c.master)
         vf__assume(out, "mixed precision = 16-bit weights and gradients, fp32 master copy in the optimizer");
     if (c.amp)
@@ -343,6 +348,9 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf__explain(out, "activations per block %llu (kept %llu) x %u blocks + outside %llu = %llu per micro-batch",
                 (unsigned long long)acts.layer, (unsigned long long)acts.layer_kept, a.n_layers,
                 (unsigned long long)acts.non_layer, (unsigned long long)acts.total);
+    if (acts.held || acts.held_fwd)
+        vf__explain(out, "kept from the last step: logits %llu (all step); the previous micro-batch's 4-bit inputs %llu "
+                         "(through the forward, in overhead)", (unsigned long long)acts.held, (unsigned long long)acts.held_fwd);
     uint64_t temp = 0;
     uint64_t peak = vf__train_peak(&c, &acts, &p, t->recompute, &temp, out->peak_phase, sizeof out->peak_phase, out);
     /* what the loop holds all step (LitGPT's logits) is shown with the transients */
