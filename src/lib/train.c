@@ -349,7 +349,7 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
                 (unsigned long long)acts.layer, (unsigned long long)acts.layer_kept, a.n_layers,
                 (unsigned long long)acts.non_layer, (unsigned long long)acts.total);
     if (acts.held || acts.held_fwd)
-        vf__explain(out, "kept from the last step: logits %llu (all step); the previous micro-batch's 4-bit inputs %llu "
+        vf__explain(out, "kept by the loop: its fp32 logits %llu (all step); the previous micro-batch's 4-bit inputs %llu "
                          "(through the forward, in overhead)", (unsigned long long)acts.held, (unsigned long long)acts.held_fwd);
     uint64_t temp = 0;
     uint64_t peak = vf__train_peak(&c, &acts, &p, t->recompute, &temp, out->peak_phase, sizeof out->peak_phase, out);
