@@ -720,6 +720,46 @@ static void test_zamba2_adapters(void **state)
     done_dir(dir);
 }
 
+/* The class defaults where a config says nothing, as transformers fills them.
+ * FalconH1Config(): h 4096, 32 layers, 32 heads of 128, 8 KV heads, ff 14336,
+ * vocab 128000 untied; mixer d_ssm 1024, 128 heads of 8 ("auto"), state 256,
+ * 1 group, K 4, conv bias, no gated norm. Per layer: in_proj (1024 + 1536 +
+ * 128) x 4096 = 11,010,048, conv 1536 x 4 + 1536 = 7,680, 3 x 128, out_proj
+ * 4,194,304; attention 2 x 4096^2 + 2 x 1024 x 4096 = 41,943,040; MLP 3 x
+ * 14336 x 4096 = 176,160,768; 2 norms 8,192: 233,324,416 x 32 + embedding
+ * and head 2 x 524,288,000 + final norm 4,096 = 8,514,961,408.
+ * Zamba2Config(): h 2560, 54 layers (9 hybrid), 32 heads, ff 4h, vocab 32000
+ * tied, 8 Mamba heads of 640, state 64, 1 block, rank 128, no attention
+ * adapters. Mamba layer: in_proj (5120 + 5248 + 8) x 2560 = 26,562,560, conv
+ * 5248 x 4 + 5248 = 26,240, 24, norm 5,120, out_proj 13,107,200, input norm
+ * 2,560 = 39,703,704 x 54; embedding 81,920,000 + final norm 2,560; 9
+ * linears x 6,553,600; one block 170,401,280; 9 adapters x 2,949,120:
+ * 2,481,848,336. */
+static void test_hybrid_class_defaults(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        uint64_t params;
+    } cases[] = {
+        {"{\"model_type\":\"falcon_h1\",\"torch_dtype\":\"bfloat16\"}", 8514961408},
+        {"{\"model_type\":\"zamba2\",\"torch_dtype\":\"bfloat16\"}", 2481848336},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vf_model *m = NULL;
+        vf_error e = {0};
+        char *dir;
+        if (open_text(cases[i].text, &m, &e, &dir) != VF_OK)
+            fail_msg("case %zu: %s", i, e.msg);
+        vf_model_totals t;
+        vf_model_totals_get(m, &t);
+        if (t.params != cases[i].params)
+            fail_msg("case %zu: %llu, by hand %llu", i, (unsigned long long)t.params, (unsigned long long)cases[i].params);
+        vf_model_free(m);
+        done_dir(dir);
+    }
+}
+
 /* A directory with weights and config.json: the files' counts stand, and a
  * config that describes something else is reported. */
 static void test_sidecar_warning(void **state)
@@ -778,7 +818,8 @@ int main(void)
         cmocka_unit_test(test_deepseek_v3),      cmocka_unit_test(test_deepseek_v2_lite),
         cmocka_unit_test(test_gemma4),           cmocka_unit_test(test_variants),
         cmocka_unit_test(test_quant_layouts),    cmocka_unit_test(test_unknown_family),
-        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_zamba2_adapters),        cmocka_unit_test(test_sidecar_warning),
+        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_zamba2_adapters),
+        cmocka_unit_test(test_hybrid_class_defaults),        cmocka_unit_test(test_sidecar_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

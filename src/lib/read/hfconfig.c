@@ -82,8 +82,37 @@ static const struct {
               "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"max_position_embeddings\":2048}"},
 };
 
+/* Class defaults of top-level configs whose classes differ from what the
+ * generic reader assumes for an absent key (transformers
+ * configuration_falcon_h1.py, configuration_zamba2.py: FalconH1Config's
+ * num_key_value_heads is 8, not the attention heads). */
+static const struct {
+    const char *type;
+    const char *json;
+} root_defaults[] = {
+    {"falcon_h1", "{\"vocab_size\":128000,\"hidden_size\":4096,\"intermediate_size\":14336,"
+                  "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"num_key_value_heads\":8,"
+                  "\"max_position_embeddings\":8192}"},
+    {"zamba2", "{\"vocab_size\":32000,\"hidden_size\":2560,\"num_hidden_layers\":54,"
+               "\"num_attention_heads\":32,\"max_position_embeddings\":4096}"},
+};
+
+static void fill_root_defaults(json_t *root)
+{
+    const char *type = vf__cfg_str(root, "model_type");
+    for (size_t i = 0; type && i < sizeof root_defaults / sizeof root_defaults[0]; i++) {
+        if (strcmp(root_defaults[i].type, type) != 0)
+            continue;
+        json_t *d = json_loads(root_defaults[i].json, 0, NULL);
+        if (d)
+            json_object_update_missing(root, d);
+        json_decref(d);
+    }
+}
+
 static void fill_text_defaults(json_t *root)
 {
+    fill_root_defaults(root);
     json_t *t = json_object_get(root, "text_config");
     if (!json_is_object(t))
         return;
