@@ -114,6 +114,15 @@ typedef struct vf__extras {
     uint64_t act;       /* a transient peak beside the runtime's (the vision tower, clip) */
     uint64_t embeds;    /* the tower's outputs held into the decoder's pass */
 } vf__extras;
+/* vLLM's LoRA slots per GPU (infer_vllm_lora.c): the layers' stacks, the
+ * embedding's and head's, the model's added-vocabulary rows (before 0.12). */
+typedef struct vf__lora {
+    uint64_t bytes, layers, vocab, base;
+    uint32_t expert_layers; /* blocks whose routed experts carry slots */
+    bool moe, extra_vocab;  /* vLLM 0.11.2+ MoE LoRA; lora_extra_vocab_size (before 0.12) */
+} vf__lora;
+VF_HIDDEN vf_status vf__vllm_lora_bytes(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, uint64_t dt,
+                                        vf__lora *out);
 VF_HIDDEN vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, vf__extras *x,
                                    vf_estimate *e, vf_error *err);
 /* vLLM: the tower's transient and outputs at its profile's dummy images (infer_extras.c). */

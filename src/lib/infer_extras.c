@@ -45,26 +45,6 @@ static void mtp_draft(const vf_model *m, uint32_t tp, vf__extras *x, vf_estimate
                (unsigned long long)(bytes / tp));
 }
 
-/* vLLM's LoRA slots (lora/layers: lora_a_stacked [max_loras, 1, rank, in],
- * lora_b_stacked [max_loras, 1, out, rank] per projection, in the model
- * dtype): column-parallel projections (q, k, v, gate, up) keep A whole and
- * split B, row-parallel ones (o, down) split A; routed experts are not counted. */
-static uint64_t lora_slots(const vf_hparams *hp, const vf_estimate_opts *o, uint32_t tp, uint64_t dt)
-{
-    uint64_t r = o->max_lora_rank ? o->max_lora_rank : 16, h = hp->hidden_size, per = 0;
-    uint64_t q = (uint64_t)hp->n_heads * hp->head_dim, kv = (uint64_t)hp->n_kv_heads * hp->head_dim;
-    uint64_t ff = hp->intermediate_size;
-    for (uint32_t il = 0; il < hp->n_layers; il++) {
-        uint64_t a = 0;
-        if (!vf__layer_recurrent(hp, il) && hp->n_heads)
-            a += 3 * r * h + r * (q + 2 * kv) / tp + r * q / tp + r * h; /* q k v, o */
-        if (ff)
-            a += 2 * r * h + r * 2 * ff / tp + r * ff / tp + r * h; /* gate up, down */
-        per = vf__sadd(per, a);
-    }
-    return vf__smul(vf__smul(per, o->max_loras), dt);
-}
-
 /* llama.cpp --mmproj: the projector's tensors, and clip's compute buffer for
  * one image (our own bound: patches x (5 x hidden + ffn) f32 values). */
 static vf_status mmproj(const char *src, vf__extras *x, vf_estimate *e, vf_error *err)
@@ -179,10 +159,17 @@ vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o, uint32_t 
     }
     if (st == VF_OK && o->max_loras) {
         if (o->runtime == VF_RUNTIME_VLLM) {
-            uint64_t s = lora_slots(&m->hp, o, tp, dt);
-            x->weights = vf__sadd(x->weights, s);
-            vf__assume(e, "LoRA: %u slots of rank %u pre-allocated, %llu B per GPU (vLLM lora_a/lora_b_stacked)",
-                       o->max_loras, o->max_lora_rank ? o->max_lora_rank : 16, (unsigned long long)s);
+            vf__lora l;
+            if (vf__vllm_lora_bytes(m, o, tp, dt, &l) != VF_OK)
+                return vf__err(err, VF_ENOMEM, "", "out of memory");
+            x->weights = vf__sadd(x->weights, l.bytes);
+            vf__assume(e, "LoRA: %u slots of rank %u pre-allocated, %llu B per GPU (vLLM lora_a/lora_b_stacked): "
+                          "layers %llu (routed experts %s), embedding and head %llu%s%s",
+                       o->max_loras, o->max_lora_rank ? o->max_lora_rank : 16, (unsigned long long)l.bytes,
+                       (unsigned long long)l.layers,
+                       !l.expert_layers ? "none" : l.moe ? "in FusedMoEWithLoRA" : "none: MoE LoRA from vLLM 0.11.2",
+                       (unsigned long long)l.vocab, l.extra_vocab ? ", with 256 added tokens (lora_extra_vocab_size)" : "",
+                       l.base ? " and the model's embedding/head rows for them" : "");
         } else {
             vf__assume(e, "LoRA slots: only vLLM pre-allocates them; --max-loras ignored for this runtime");
         }

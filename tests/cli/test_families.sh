@@ -107,8 +107,9 @@ check_json "draft: weights grow by the draft's" 0 ".components.weights > $base +
     "$VF" estimate --json $Q8 --runtime vllm --gpu H100 --draft Qwen/Qwen3-0.6B --draft-tokens 4
 # LoRA slots, hand-derived: Qwen3-8B, 36 layers, h 4096, q 32 x 128, kv 8 x 128, ff 12288, tp 1, bf16;
 # per layer and rank: q,k,v 3h + (4096 + 2 x 1024) + o 4096 + h; gate,up 2h + 2 x 12288; down 12288 + h
-# = 12288 + 6144 + 4096 + 4096 + 8192 + 24576 + 12288 + 4096 = 75776; x 36 x rank 16 x 1 slot x 2 B
-check_json "lora: one rank-16 slot (vLLM defaults)" 0 ".components.weights == $base + 75776 * 36 * 16 * 2" \
+# = 12288 + 6144 + 4096 + 4096 + 8192 + 24576 + 12288 + 4096 = 75776; x 36; plus the embedding (A [V, r],
+# B [h, r]) and the head (A [r, h], B [V, r]): 2 x 151936 + 2 x 4096; x rank 16 x 1 slot x 2 B
+check_json "lora: one rank-16 slot (vLLM defaults)" 0 ".components.weights == $base + (75776 * 36 + 2 * 151936 + 2 * 4096) * 16 * 2" \
     "$VF" estimate --json $Q8 --runtime vllm --gpu H100 --enable-lora
 check_err "draft: a missing model is one line" 3 "draft" "$VF" estimate $Q8 --draft /nonexistent/model.gguf
 check_err "image-size: malformed" 2 "image-size" "$VF" estimate $Q8 --image-size 12x

@@ -364,6 +364,55 @@ static void vllm_mxfp4_layout(void **state)
     vf_model_free(m);
 }
 
+/* vLLM's LoRA slots (vf__vllm_lora_bytes), derived by hand from
+ * vllm/lora/layers (column/row parallel stacks, fused_moe.py, the embedding
+ * and logits processor wrappers). Qwen3-30B-A3B: 48 MoE layers, h 2048, q 32
+ * x 128, kv 4 x 128, 128 experts of 768, no shared experts, vocab 151936,
+ * untied, bf16; per layer and unit of rank: attention 3 x 2048 + (4096 + 2 x
+ * 512) + 4096 + 2048 = 17408, router 2048 + 128, experts 128 x (3 x 2048 + 3
+ * x 768) = 1081344; embedding and head 2 x 151936 + 2 x 2048. */
+static void vllm_lora_slots(void **state)
+{
+    (void)state;
+    vf_model *m = itl_open("Qwen/Qwen3-30B-A3B");
+    vf_estimate_opts o;
+    vllm_opts(&o, 79.18, "H100", "", 8192, 0);
+    o.max_loras = 4;
+    vf__lora l;
+    assert_int_equal(vf__vllm_lora_bytes(m, &o, 1, 2, &l), VF_OK);
+    const uint64_t layer = 17408 + 2048 + 128 + 1081344, voc = 2 * 151936 + 2 * 2048;
+    assert_int_equal(l.expert_layers, 48);
+    assert_int_equal(l.layers, 48 * layer * 16 * 4 * 2);
+    assert_int_equal(l.vocab, voc * 16 * 4 * 2);
+    assert_int_equal(l.base, 0);
+    assert_int_equal(l.bytes, l.layers + l.vocab);
+    /* TP 2: B of q/k/v, gate/up and A of o/down split; experts' I split;
+     * embedding and head whole on every rank: attention 3 x 2048 + (4096 +
+     * 1024) / 2 + 4096 / 2 + 2048 = 12800, experts 128 x (6144 + 3 x 384) */
+    assert_int_equal(vf__vllm_lora_bytes(m, &o, 2, 2, &l), VF_OK);
+    assert_int_equal(l.layers, 48ull * (12800 + 2176 + 128 * (6144 + 1152)) * 16 * 4 * 2);
+    assert_int_equal(l.vocab, voc * 16 * 4 * 2);
+    /* vLLM 0.11.0: no MoE LoRA (0.11.2+) and 256 added tokens
+     * (lora_extra_vocab_size, removed in 0.12): embedding A [V + 256, r],
+     * head B [ceil((V + 256) / 256) x 256 = 152320, r], two [256, h] tensors;
+     * the model's embedding and head 384 rows more each */
+    snprintf(o.infer.vllm_version, sizeof o.infer.vllm_version, "0.11.0");
+    assert_int_equal(vf__vllm_lora_bytes(m, &o, 1, 2, &l), VF_OK);
+    assert_int_equal(l.layers, 48ull * (17408 + 2176) * 16 * 4 * 2);
+    assert_int_equal(l.vocab, (152192ull + 2048 + 2048 + 152320) * 16 * 4 * 2 + 2ull * 256 * 2048 * 4 * 2);
+    assert_int_equal(l.base, 2 * 384 * 2048 * 2);
+    vf_model_free(m);
+    /* gpt-oss: fused 3-D experts (FusedMoE3DWithLoRA): one w13 A slice,
+     * 32 x (2 x 2880 + 3 x 2880) per layer */
+    m = itl_open("openai/gpt-oss-20b");
+    snprintf(o.infer.vllm_version, sizeof o.infer.vllm_version, "%s", "");
+    o.max_loras = 1;
+    assert_int_equal(vf__vllm_lora_bytes(m, &o, 1, 2, &l), VF_OK);
+    const uint64_t attn = 3 * 2880 + (64 * 64 + 2 * 8 * 64) + 64 * 64 + 2880;
+    assert_int_equal(l.layers, 24ull * (attn + 2880 + 32 + 32 * (2 * 2880 + 3 * 2880)) * 16 * 2);
+    vf_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +423,7 @@ int main(void)
         cmocka_unit_test(vllm_graphs),
         cmocka_unit_test(vllm_graphs_moe_pp),
         cmocka_unit_test(vllm_mxfp4_layout),
+        cmocka_unit_test(vllm_lora_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
