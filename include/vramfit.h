@@ -660,6 +660,10 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
     /* graphs (ONNX): "NAME=DIMS[;NAME=DIMS]" binding inputs' symbolic dims
      * (DIMS as 1x3x224x224); NULL = the batch binds axis 0 only */
     const char *graph_inputs;
+    /* the margin fit keeps free on each GPU (vf_estimate.margin_bytes):
+     * margin_set false = the runtime's own; true = margin bytes (0 allowed) */
+    uint64_t margin;
+    bool margin_set;
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 
@@ -722,6 +726,10 @@ typedef struct vf_estimate { VF_GROWABLE_BEGIN
     uint32_t partial_nodes;
     /* vLLM: the CUDA graphs' memory (part of outside_bytes), the busiest rank's */
     uint64_t cuda_graph_bytes;
+    /* What a fit verdict keeps free on each GPU beyond device_bytes, by the
+     * runtime's own mechanism (docs/memory-model.md, "The margin a verdict
+     * keeps"): fit needs device_bytes + margin_bytes. */
+    uint64_t margin_bytes;
 VF_GROWABLE_END(32768) } vf_estimate;
 VF_SIZE_PINNED(vf_estimate, 32768);
 

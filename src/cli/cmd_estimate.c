@@ -83,6 +83,7 @@ static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed,
     json_object_set_new(o, "per_gpu_bytes", vf_json_u64(e->per_gpu_bytes));
     /* what the device holds at the peak, as nvidia-smi shows the process, and its parts */
     json_object_set_new(o, "device_bytes", vf_json_u64(e->device_bytes));
+    json_object_set_new(o, "margin_bytes", vf_json_u64(e->margin_bytes));
     json_object_set_new(o, "allocated_bytes", vf_json_u64(e->allocated_bytes));
     json_object_set_new(o, "reserved_bytes", vf_json_u64(e->reserved_bytes));
     json_object_set_new(o, "context_bytes", vf_json_u64(e->context_bytes));

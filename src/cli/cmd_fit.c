@@ -230,6 +230,23 @@ static json_t *suggestions_json(const vf_fit *f)
     return arr;
 }
 
+/* needed = what the device holds + the margin the runtime keeps free; the
+ * margin's reason is its assumption line ("margin = ..."). */
+static void print_margin(const vf_estimate *e, uint64_t needed, vf_units u)
+{
+    if (!e->margin_bytes || needed < e->margin_bytes)
+        return;
+    const char *why = "";
+    for (size_t i = 0; i < e->n_assumptions && i < VF_MAX_NOTES; i++)
+        if (strncmp(e->assumptions[i], "margin = ", 9) == 0) {
+            why = strstr(e->assumptions[i], "fit");
+            why = why && strchr(why, ':') ? strchr(why, ':') + 2 : "";
+        }
+    char b1[32], b2[32];
+    printf("        = %s the device holds + %s margin kept free%s%s\n", vf_fmt_bytes(needed - e->margin_bytes, u, b1, sizeof b1),
+           vf_fmt_bytes(e->margin_bytes, u, b2, sizeof b2), *why ? ": " : "", why);
+}
+
 static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf_fit *f, const char *model)
 {
     char b1[32], b2[32], b3[32];
@@ -248,6 +265,7 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     printf("Fits:   %s: needs %s per GPU of %s; %s %s\n", f->fits ? "yes" : "no",
            vf_fmt_bytes(f->needed_bytes, u, b1, sizeof b1), vf_fmt_bytes(f->gpu_bytes, u, b2, sizeof b2),
            h >= 0 ? "headroom" : "short by", vf_fmt_bytes((uint64_t)(h >= 0 ? h : -h), u, b3, sizeof b3));
+    print_margin(&f->est, f->needed_bytes, u);
     if (f->est.starts && (double)f->est.per_gpu_bytes > 1.01 * (double)f->needed_bytes)
         printf("        (the smallest device it fits on; the engine takes %s here, sizing its cache from the device)\n",
                vf_fmt_bytes(f->est.per_gpu_bytes, u, b1, sizeof b1));
@@ -282,7 +300,8 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
         printf("Fewest GPUs:               none up to the search limit\n");
     vf_cli_print_speed(&f->speed, &a->est, f->est.context, c->gpu.bandwidth_gbs);
     if (f->n_suggestions) {
-        printf("What would make it fit (least cost first; each re-checked by the model):\n");
+        printf("What would make it fit (least cost first; each re-checked by the model%s):\n",
+               f->est.margin_bytes ? "; needs include the margin" : "");
         for (size_t i = 0; i < f->n_suggestions; i++) {
             const vf_suggestion *s = &f->suggestions[i];
             printf("  %-4s %-44s needs %10s of %s  %s%s%s\n", s->fits ? "fits" : "no", s->change,
@@ -319,6 +338,7 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         json_object_set_new(j, "gpu_bytes", vf_json_u64(f->gpu_bytes));
         json_object_set_new(j, "needed_bytes", vf_json_u64(f->needed_bytes));
         json_object_set_new(j, "headroom_bytes", json_integer((json_int_t)f->headroom_bytes));
+        json_object_set_new(j, "margin_bytes", vf_json_u64(f->est.margin_bytes));
         json_object_set_new(j, "kv_cache_bytes", vf_json_u64(f->est.kv_cache));
         if (f->est.max_concurrency > 0)
             json_object_set_new(j, "max_concurrency", json_real(f->est.max_concurrency));

@@ -47,6 +47,7 @@ const struct option vf_cli_estimate_options[] = {
     {"max-loras", required_argument, 0, VF_OPT_MAX_LORAS},
     {"max-lora-rank", required_argument, 0, VF_OPT_MAX_LORA_RANK},
     {"input", required_argument, 0, VF_OPT_INPUT},
+    {"margin", required_argument, 0, VF_OPT_MARGIN},
     {0, 0, 0, 0},
 };
 
@@ -80,7 +81,11 @@ void vf_cli_infer_opts_help(FILE *f)
           "             variable): expandable_segments:True, max_split_size_mb:N, garbage_collection_threshold:F\n"
           "             --cuda-context SIZE  a measured CUDA context (e.g. 1343MiB) instead of the model\n"
           "             --cuda-version V  the CUDA PyTorch was built with (default 12.x: lazy loading;\n"
-          "             below 11.7 every kernel loads at start)\n",
+          "             below 11.7 every kernel loads at start)\n"
+          "  --margin SIZE          what fit keeps free on each GPU beside what the device holds (e.g.\n"
+          "                         1GiB for a desktop or a second process; 0 for none); default: the\n"
+          "                         runtime's own (llama.cpp 1024 MiB, vLLM none beyond --gpu-util,\n"
+          "                         PyTorch one allocator segment for the largest request)\n",
           f);
     vf_cli_serving_opts_help(f);
 }
@@ -325,6 +330,11 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     case VF_OPT_CUDA_VERSION:
         return copy("cuda-version", arg, o->cuda_version, sizeof o->cuda_version);
+    case VF_OPT_MARGIN:
+        if (!vf_parse_bytes(arg, &o->margin) || o->margin > ((uint64_t)1 << 44))
+            return vf_cli_opt_bad("margin", arg, "expected a size such as 1GiB (or 0)");
+        o->margin_set = true;
+        return 1;
     default:
         return parse_vllm_opt(c, arg, o);
     }

@@ -302,6 +302,8 @@ static uint64_t allocation_size(uint64_t size)
     return ceil_to(size, ROUND_LARGE);
 }
 
+uint64_t vf__talloc_segment_bytes(uint64_t n) { return n ? allocation_size(ceil_to(n, MIN_BLOCK)) : 0; }
+
 /* get_free_block: the smallest cached block that fits, unless it is an
  * oversize block (>= max_split_size) for a normal request, or too much
  * larger (by kLargeBuffer or more) than an oversize request. */

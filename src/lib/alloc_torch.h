@@ -52,6 +52,9 @@ VF_HIDDEN vf__tstats vf__talloc_stats(const vf__talloc *a);
  * state after the weights, kept to replay many estimates from. */
 VF_HIDDEN vf__talloc *vf__talloc_clone(const vf__talloc *a);
 VF_HIDDEN vf__talloc *vf__talloc_freeze(const vf__talloc *a);
+/* The segment a request of n bytes makes when no cached block holds it
+ * (get_allocation_size after 512-byte rounding); 0 for 0. */
+VF_HIDDEN uint64_t vf__talloc_segment_bytes(uint64_t n);
 /* The size a request of n bytes occupies in its block (round_size). */
 VF_HIDDEN uint64_t vf__talloc_round(const vf__talloc *a, uint64_t n);
 

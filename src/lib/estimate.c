@@ -1,5 +1,6 @@
 /* estimate.c — the memory model's entry point: defaults and dispatch. */
 #include "infer.h"
+#include "alloc_torch.h"
 #include "graph_mem.h"
 
 #include <stdio.h>
@@ -33,6 +34,35 @@ const char *vf_runtime_name(vf_runtime r)
     return "generic";
 }
 
+/*
+ * The margin a fit verdict keeps where the estimator set none: vLLM keeps its
+ * own (the 1 - gpu_memory_utilization it never budgets); llama.cpp's is set
+ * with its buffers (infer_llamacpp.c); a PyTorch process not replayed through
+ * the allocator keeps room for one new segment as large as its transient part
+ * (the activations), which bounds its largest request from above.
+ */
+static void margin_default(const vf_estimate_opts *o, vf_estimate *e)
+{
+    if (o->margin_set) {
+        e->margin_bytes = o->margin;
+        vf__assume(e, "margin = %.0f MiB free kept by fit: as given (--margin)", (double)o->margin / (1 << 20));
+        return;
+    }
+    bool torch = o->mode == VF_MODE_TRAINING || (o->runtime != VF_RUNTIME_VLLM && o->runtime != VF_RUNTIME_LLAMACPP);
+    if (!torch && o->runtime == VF_RUNTIME_VLLM && o->gpu_bytes) {
+        double u = o->infer.gpu_util > 0 ? o->infer.gpu_util : 0.9;
+        vf__assume(e, "margin = none added by fit: vLLM itself leaves %.2f GiB (1 - gpu_memory_utilization) of "
+                      "the device unbudgeted", (1 - u) * (double)o->gpu_bytes / (1 << 30));
+    }
+    if (e->margin_bytes || !torch)
+        return;
+    e->margin_bytes = vf__talloc_segment_bytes(e->activations);
+    if (e->margin_bytes)
+        vf__assume(e, "margin = %.0f MiB free kept by fit: a new allocator segment as large as the activations "
+                      "(not replayed: an upper bound on the step's largest request)",
+                   (double)e->margin_bytes / (1 << 20));
+}
+
 vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err)
 {
     if (!m || !o || !out)
@@ -54,5 +84,7 @@ vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estim
     /* a runtime without an allocator model holds what its components sum to */
     if (st == VF_OK && !out->device_bytes)
         vf__device_set(out, out->per_gpu_bytes, out->per_gpu_bytes, 0, 0);
+    if (st == VF_OK)
+        margin_default(o, out);
     return st;
 }

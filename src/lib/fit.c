@@ -42,6 +42,8 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
     if (n > 4096)
         n = 4096;
     vf_estimate_opts o = opts->est;
+    if (!o.infer.gpu_name[0])
+        vf__fit_name_gpu(&o, opts->gpu);
     vf__fit_spread(m, &o, n, per_node);
     out->gpus_per_node = per_node;
     out->nodes = opts->nodes ? opts->nodes : n / per_node + (n % per_node != 0);

@@ -494,7 +494,9 @@ void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts
             continue;
         if (best && g->memory_bytes >= best->memory_bytes)
             continue;
-        if (vf__fit_try(c, o, g->memory_bytes, NULL, NULL) == 1)
+        vf_estimate_opts on = *o; /* priced as that device (its context, workspaces) */
+        vf__fit_name_gpu(&on, g);
+        if (vf__fit_try(c, &on, g->memory_bytes, NULL, NULL) == 1)
             best = g;
     }
     if (best) {
@@ -503,7 +505,9 @@ void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts
             snprintf(ch, sizeof ch, "%s x%u", best->name, a.n);
         else
             snprintf(ch, sizeof ch, "%s", best->name);
-        add(&a, o, best->memory_bytes, a.n, COST_MONEY, ch, "a GPU with more memory");
+        vf_estimate_opts on = *o;
+        vf__fit_name_gpu(&on, best);
+        add(&a, &on, best->memory_bytes, a.n, COST_MONEY, ch, "a GPU with more memory");
     }
     qsort(out->suggestions, out->n_suggestions, sizeof out->suggestions[0], cmp_sugg);
 }

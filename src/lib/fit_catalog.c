@@ -3,6 +3,7 @@
  * layout and the headroom on its busiest rank, ordered by the total device
  * memory they add up to. fit without --gpu and the web page show this. */
 #include "fit_internal.h"
+#include "infer.h" /* vf__gpu_generation: the memo's device class */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +18,17 @@ bool vf_runtime_runs_on(vf_runtime r, const vf_gpu *g)
 /* One GPU's row: the fewest-device layout, then what its busiest rank needs
  * (the smallest device it fits on, for engines that size a cache from the
  * device). */
-/* Needs found by bisection, per layout: they depend on the knobs and the
- * layout only, not on the row's device, so rows with the same layout share
- * one bisection (~45 estimate runs each). */
+/* Needs found by bisection, per layout and device name: they depend on the
+ * knobs, the layout and the device's generation (its CUDA context and
+ * workspaces), not on the row's memory, so rows of one device class with the
+ * same layout share one bisection (~45 estimate runs each). */
 #define NEED_MEMO 32
 typedef struct need_memo {
     size_t n;
     struct {
         uint32_t gpus, tp, pp;
         int zero;
+        char gen; /* vf__gpu_generation of the row's device */
         uint64_t need;
     } e[NEED_MEMO];
 } need_memo;
@@ -33,8 +36,12 @@ typedef struct need_memo {
 static uint64_t layout_need(vf__fit_ctx *c, const vf_estimate_opts *o, const vf__gpu_plan *p, uint64_t gpu_bytes,
                             need_memo *mm)
 {
+    char gen = (char)vf__gpu_generation(o->infer.gpu_name);
+    if (vf__name_has(o->infer.gpu_name, "a100"))
+        gen = -1; /* vLLM treats the A100 apart from other large devices (infer_vllm.c) */
     for (size_t i = 0; i < mm->n; i++)
-        if (mm->e[i].gpus == p->gpus && mm->e[i].tp == p->tp && mm->e[i].pp == p->pp && mm->e[i].zero == p->zero)
+        if (mm->e[i].gpus == p->gpus && mm->e[i].tp == p->tp && mm->e[i].pp == p->pp && mm->e[i].zero == p->zero &&
+            mm->e[i].gen == gen)
             return mm->e[i].need;
     bool bisected = false;
     uint64_t need = vf__fit_needed_ex(c, o, gpu_bytes, &bisected);
@@ -43,6 +50,7 @@ static uint64_t layout_need(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_
         mm->e[mm->n].tp = p->tp;
         mm->e[mm->n].pp = p->pp;
         mm->e[mm->n].zero = p->zero;
+        mm->e[mm->n].gen = gen;
         mm->e[mm->n++].need = need;
     }
     return need;
@@ -53,10 +61,12 @@ static void catalog_row(vf__fit_ctx *c, const vf_fit_opts *opts, const vf_gpu *g
     memset(r, 0, sizeof *r);
     r->gpu = g;
     uint32_t per_node = opts->gpus_per_node ? opts->gpus_per_node : g->max_per_node ? g->max_per_node : 8;
+    vf_estimate_opts named = opts->est; /* this row's device, by name */
+    vf__fit_name_gpu(&named, g);
     vf__gpu_plan p;
-    if (!vf__fit_min_gpus(c, &opts->est, g->memory_bytes, per_node, &p))
+    if (!vf__fit_min_gpus(c, &named, g->memory_bytes, per_node, &p))
         return;
-    vf_estimate_opts o = opts->est;
+    vf_estimate_opts o = named;
     vf__fit_apply_plan(&o, &p);
     uint64_t need = 0;
     if (vf__fit_try(c, &o, g->memory_bytes, &need, NULL) != 1)

@@ -6,6 +6,8 @@
 
 #include <stdlib.h>
 
+VF_HIDDEN void vf__fit_name_gpu(vf_estimate_opts *o, const vf_gpu *g);
+
 typedef struct vf__fit_ctx {
     const vf_model *m;
     vf_estimate_fn fn;

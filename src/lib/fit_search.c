@@ -20,6 +20,15 @@ void vf__split_layers_evenly(vf_estimate_opts *o, uint32_t n)
         o->infer.tensor_split[i] = 1.0;
 }
 
+/* The device's name for the memory model, which prices the CUDA context,
+ * cuBLAS workspaces, kernels and vLLM's defaults by the device's generation. */
+void vf__fit_name_gpu(vf_estimate_opts *o, const vf_gpu *g)
+{
+    if (!g || !g->name)
+        return;
+    snprintf(o->infer.gpu_name, sizeof o->infer.gpu_name, "%s", g->name);
+}
+
 int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, uint64_t *needed, vf_error *err)
 {
     vf_estimate_opts x = *o;
@@ -28,9 +37,12 @@ int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, u
     if (st != VF_OK)
         return -(int)st;
     c->runs++;
-    /* the decision quantity: what the device holds (DESIGN.md §2); an
-     * estimator that does not fill it (a stub) is taken at per_gpu_bytes */
+    /* the decision quantity: what the device holds (DESIGN.md §2) and the
+     * margin the runtime's mechanism keeps free beside it; an estimator that
+     * does not fill device_bytes (a stub) is taken at per_gpu_bytes */
     uint64_t dev = c->scratch->device_bytes ? c->scratch->device_bytes : c->scratch->per_gpu_bytes;
+    uint64_t margin = c->scratch->margin_bytes;
+    dev = dev > UINT64_MAX - margin ? UINT64_MAX : dev + margin;
     if (needed)
         *needed = dev;
     return c->scratch->starts && dev <= gpu_bytes ? 1 : 0;

@@ -4,6 +4,7 @@
  * graph_live.c; training: saved tensors and the backward, graph_train.c),
  * gradients and optimizer states priced per parameter tensor as for the
  * decoders (train_states.c), and the runtime's fixed costs. */
+#include "alloc_torch.h"
 #include "graph_mem.h"
 #include "infer.h"
 #include "train_internal.h"
@@ -50,6 +51,21 @@ static void device(vf_estimate *e, uint64_t ctx)
 {
     uint64_t alloc = e->per_gpu_bytes > ctx ? e->per_gpu_bytes - ctx : 0;
     vf__device_set(e, alloc, alloc, ctx, 0);
+}
+
+/* The margin fit keeps (docs/memory-model.md, "The margin a verdict keeps"):
+ * no allocator replay for graphs, so room for one new allocator segment as
+ * large as the graph's largest tensor, the largest request it can make. */
+static void graph_margin(const vf_model *m, const vf__shapes *s, vf_estimate *e)
+{
+    uint64_t big = 0;
+    for (size_t i = 0; i < m->graph->n_v; i++)
+        if (s->bytes[i] > big)
+            big = s->bytes[i];
+    e->margin_bytes = vf__talloc_segment_bytes(big);
+    if (e->margin_bytes)
+        vf__assume(e, "margin = %.0f MiB free kept by fit: a new allocator segment for the largest tensor "
+                      "(%.0f MiB)", (double)e->margin_bytes / (1 << 20), (double)big / (1 << 20));
 }
 
 static void note_partial(vf_estimate *e, const vf__shapes *s)
@@ -115,6 +131,7 @@ static vf_status infer_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     snprintf(e->peak_phase, sizeof e->peak_phase, "%s", pk != VF_GRAPH_NONE ? m->graph->node[pk].op : "inputs");
     common_notes(m, e, &s, &L);
     note_partial(e, &s);
+    graph_margin(m, &s, e);
     vf__explain(e, "activations = peak of live tensors %llu at node '%s' (%s), graph inputs %llu included",
                 (unsigned long long)e->activations, pk != VF_GRAPH_NONE ? m->graph->node[pk].name : "-",
                 pk != VF_GRAPH_NONE ? m->graph->node[pk].op : "-", (unsigned long long)in_b);
@@ -201,6 +218,7 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     snprintf(e->peak_phase, sizeof e->peak_phase, "%s", phase_name[ph]);
     common_notes(m, e, &s, &L);
     note_partial(e, &s);
+    graph_margin(m, &s, e);
     vf__assume(e, "precision = %s", c.amp ? "autocast: 16-bit activations over fp32 weights, gradients, moments"
                                    : c.act == 2 ? "bf16" : "fp32");
     vf__assume(e, "loss = cross-entropy on the graph output (its fp32 log-softmax kept for backward)");

@@ -301,6 +301,10 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
         /* ggml-alloc's buffers are cudaMalloc'd as sized: reserved = allocated */
         uint64_t buffers = peak - c->total;
         vf__device_set(e, buffers, buffers, c->context, vf__sadd(c->cublas, c->pool));
+        /* llama.cpp's own margin: -fit (on by default) moves what the user
+         * left unset (layers, context) until each device keeps --fit-target
+         * free, 1024 MiB by default (common/arg.cpp) */
+        e->margin_bytes = (uint64_t)1024 << 20;
         e->total_bytes = tot;
         e->host_bytes = vf__sadd(vf__sadd(r->host_model, r->host_kv), vf__sadd(r->output, r->out_dev < 0 ? r->compute : 0));
     } else {
@@ -337,6 +341,8 @@ static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_infer_opts 
         vf__assume(e, "overhead = ggml-cuda per GPU: %s + cuBLAS workspace %llu MiB + pool up to %llu MiB (VMM "
                    "pool, 2 MiB granularity, kept at its largest op: %s)", c->context_why,
                    (unsigned long long)(c->cublas >> 20), (unsigned long long)(c->pool >> 20), c->pool_why);
+        vf__assume(e, "margin = 1024 MiB free kept by fit on each GPU: llama.cpp's own -fit target (--fit-target "
+                      "default); with less free, -fit moves unset layers or context off the device");
         if (c->old_gpu)
             vf__assume(e, "matmuls = before Turing: a prompt's quantized matmuls dequantize the weight to f16 "
                           "for cuBLAS (pool)");

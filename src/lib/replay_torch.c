@@ -33,6 +33,8 @@ uint32_t vf__replay_alloc(vf__replay *r, uint64_t bytes)
     uint32_t h = vf__talloc_malloc(r->a, bytes);
     if (!h)
         r->broken = true;
+    if (bytes > r->largest)
+        r->largest = bytes;
     return h;
 }
 
@@ -151,12 +153,14 @@ void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf
     const vf__rmemo *hit = memo_find(m, &key, &n);
     vf__talloc *c = hit ? vf__talloc_clone(hit->frozen) : NULL;
     pthread_mutex_unlock(&memo_lock);
+    r->largest = 0; /* the load's requests are not the step's */
     if (c) {
         vf__talloc_free(r->a);
         r->a = c;
         return;
     }
     load_tensors(r, m, key.scheme, keep, share, train_bytes);
+    r->largest = 0;
     if (r->broken || hit || n >= MEMO_MAX)
         return;
     vf__rmemo *e = malloc(sizeof *e);
@@ -188,6 +192,15 @@ void vf__replay_finish(vf__replay *r, vf_estimate *e, uint64_t allocated, uint64
     if (!r->broken && s.peak_allocated > allocated)
         allocated = s.peak_allocated;
     vf__device_set(e, allocated, vf__sadd(allocated, slack), context, outside);
+    /* The margin: a request the replay serves from a cached block may find
+     * none in the real run (another order of frees, a kernel's workspace);
+     * the allocator then frees its unused cached segments and asks cudaMalloc
+     * for a new segment of the request's size. Room for the step's largest
+     * request keeps that from being the one that fails. */
+    e->margin_bytes = vf__talloc_segment_bytes(r->largest);
+    if (e->margin_bytes)
+        vf__assume(e, "margin = %.0f MiB free kept by fit: a new allocator segment for the step's largest "
+                      "request (%.0f MiB)", (double)e->margin_bytes / (1 << 20), (double)r->largest / (1 << 20));
     const vf__tconf *c = &r->conf;
     if (c->async_backend)
         vf__assume(e, "allocator = backend:cudaMallocAsync: the driver's pool is not replayed; the native "

@@ -11,6 +11,7 @@ typedef struct vf__replay {
     vf__talloc *a;
     vf__tconf conf;
     bool broken;    /* host memory ran out: the replay's figures are not used */
+    uint64_t largest; /* the largest request after the weights (the step's) */
 } vf__replay;
 
 /* Opens a replay with the process's PYTORCH_CUDA_ALLOC_CONF (o->alloc_conf). */

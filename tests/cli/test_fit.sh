@@ -153,3 +153,15 @@ if [ -f "$FAKE_NVML" ]; then
         env VF_NVML_LIBRARY="$FAKE_NVML" FAKE_NVML_DEVICES=2 FAKE_CUDA_TOTAL_MB=24576 FAKE_NVML_USED_MB=1024 \
         "$VF" fit Qwen/Qwen3-8B --local --context 4096 --json
 fi
+
+# The margin a verdict keeps (docs/memory-model.md): needed = what the device holds + the
+# margin; --margin replaces the runtime's (llama.cpp's own -fit target is 1024 MiB).
+DEV=$("$VF" estimate Qwen/Qwen3-8B --runtime llamacpp --context 8192 --gpu RTX-4090 --json | jq .device_bytes)
+check_json "fit: llama.cpp keeps its 1024 MiB -fit target" 0 \
+    ".margin_bytes == 1073741824 and .needed_bytes == $DEV + 1073741824" \
+    "$VF" fit Qwen/Qwen3-8B --runtime llamacpp --context 8192 --gpu RTX-4090 --json
+check_json "fit: --margin replaces it" 0 ".margin_bytes == 3221225472 and .needed_bytes == $DEV + 3221225472" \
+    "$VF" fit Qwen/Qwen3-8B --runtime llamacpp --context 8192 --gpu RTX-4090 --margin 3GiB --json
+check_out "fit: the table says what the margin is" 1 "margin kept free" \
+    "$VF" fit Qwen/Qwen3-8B --gpu RTX-4090 --context 40960
+check_err "fit: a bad --margin is a usage error" 2 "expected a size" "$VF" fit Qwen/Qwen3-8B --gpu RTX-4090 --margin x

@@ -899,7 +899,9 @@ static bool real_fits(const vf_model *m, const vf_estimate_opts *o, uint64_t gpu
     vf_estimate *e = malloc(sizeof *e);
     vf_estimate_opts x = *o;
     x.gpu_bytes = gpu_bytes;
-    bool ok = vf_estimate_run(m, &x, e, NULL) == VF_OK && e->starts && e->per_gpu_bytes <= gpu_bytes;
+    /* what the device holds and the margin the runtime keeps beside it */
+    bool ok = vf_estimate_run(m, &x, e, NULL) == VF_OK && e->starts && e->margin_bytes <= gpu_bytes &&
+              e->per_gpu_bytes <= gpu_bytes - e->margin_bytes;
     free(e);
     return ok;
 }
@@ -931,8 +933,11 @@ static void test_fit_catalog_properties(void **state)
                 if (vf_fit_run(m, &fo, f, NULL) != VF_OK)
                     continue;
                 checked++;
-                assert_int_equal(f->fits, real_fits(m, &fo.est, fo.gpu_bytes));
-                vf_estimate_opts o = fo.est;
+                /* fit prices each estimate as the device it checks against */
+                vf_estimate_opts named = fo.est;
+                snprintf(named.infer.gpu_name, sizeof named.infer.gpu_name, "%s", c.gpu.name);
+                assert_int_equal(f->fits, real_fits(m, &named, fo.gpu_bytes));
+                vf_estimate_opts o = named;
                 if (f->max_context) {
                     vf__set_context(&o, f->max_context);
                     assert_true(real_fits(m, &o, fo.gpu_bytes));
@@ -941,7 +946,7 @@ static void test_fit_catalog_properties(void **state)
                         assert_false(real_fits(m, &o, fo.gpu_bytes));
                     }
                 }
-                o = fo.est;
+                o = named;
                 if (f->max_batch && !f->max_batch_capped) {
                     vf__set_batch(&o, f->max_batch);
                     assert_true(real_fits(m, &o, fo.gpu_bytes));
@@ -949,7 +954,7 @@ static void test_fit_catalog_properties(void **state)
                     assert_false(real_fits(m, &o, fo.gpu_bytes));
                 }
                 if (f->min_gpus) {
-                    o = fo.est;
+                    o = named;
                     o.gpus = f->min_gpus;
                     o.tp = f->min_tp;
                     o.pp = f->min_pp;
@@ -967,10 +972,10 @@ static void test_fit_catalog_properties(void **state)
                     vf_estimate_opts x = sg->opts;
                     x.gpu_bytes = sg->gpu_bytes;
                     assert_int_equal(vf_estimate_run(m, &x, e, NULL), VF_OK);
-                    assert_int_equal(sg->fits, e->starts && e->per_gpu_bytes <= sg->gpu_bytes);
-                    /* needed: the estimate, or where it depends on the device
-                     * (vLLM) the smallest device it fits on */
-                    if (sg->needed_bytes != e->per_gpu_bytes) {
+                    assert_int_equal(sg->fits, e->starts && e->per_gpu_bytes + e->margin_bytes <= sg->gpu_bytes);
+                    /* needed: the estimate and its margin, or where it depends
+                     * on the device (vLLM) the smallest device it fits on */
+                    if (sg->needed_bytes != e->per_gpu_bytes + e->margin_bytes) {
                         assert_true(real_fits(m, &sg->opts, sg->needed_bytes));
                         assert_false(real_fits(m, &sg->opts, sg->needed_bytes - 1));
                     }
