@@ -141,6 +141,35 @@ for f in lying-range truncated html 416 redirect-loop header-cap ignore-range ap
     stop_hub
 done
 
+# ---- many shards: each header's rest asked for as its first 64 KiB arrive ----
+# DeepSeek-V3's layout (163 shards, all headers but one over 64 KiB): totals exact,
+# two ranges per shard, bytes sent = sum of max(header, 64 KiB), the rest of a
+# header asked for before the last shards' first ranges (no round waits on the
+# slowest shard), never more than 16 connections to one host (the Hub's
+# API and its CDN: 32 at most), each opened once and kept alive
+"$GEN" --deepseek data/models/deepseek-ai__DeepSeek-V3.json "$REPOS" >>"$TMP/expected" || fail "hub: generate deepseek" "gen_repo failed"
+start_hub --latency-ms 2
+cache deepseek
+exact "hub: 163 shards of DeepSeek-V3's layout: exact params and bytes" deepseek-ai/DeepSeek-V3 "$VF" inspect hf://deepseek-ai/DeepSeek-V3 --json
+"$GET" "$API" /_stats | tail -n 1 >"$TMP/ds.stats" # one request: the counts are the run's alone
+ds() { jq -r ".$1" "$TMP/ds.stats"; }
+shards=0 bound=0
+for f in "$REPOS"/deepseek-ai/DeepSeek-V3/*.safetensors; do
+    n=$(($(od -An -tu8 -N8 "$f" | tr -d ' ') + 8))
+    [ $n -lt 65536 ] && n=65536
+    bound=$((bound + n)) shards=$((shards + 1))
+done
+long=$(for f in "$REPOS"/deepseek-ai/DeepSeek-V3/*.safetensors; do od -An -tu8 -N8 "$f"; done | awk '$1 + 8 > 65536' | wc -l)
+[ "$(ds cdn_requests)" -eq $((shards + long)) ] && [ "$(ds cdn_bytes)" -eq "$bound" ] &&
+    ok "hub: $shards shards, $long headers over 64 KiB: $((shards + long)) ranges, $bound bytes (each max(header, 64 KiB))" ||
+    fail "hub: two ranges per long header" "$(ds cdn_requests) CDN requests, $(ds cdn_bytes) bytes; want $((shards + long)), $bound"
+[ "$(ds heads_after_rest)" -gt 0 ] && ok "hub: a header's rest is asked for as its first bytes arrive ($(ds heads_after_rest) first ranges came after one)" ||
+    fail "hub: the rest asked for at once" "every first range came before any rest (rounds)"
+conns=$(($(ds connections) - 1)) # less the stats request's own
+[ "$conns" -le 32 ] && [ "$conns" -ge 8 ] && ok "hub: $conns connections for $(ds requests) requests (16 at most per host, kept alive)" ||
+    fail "hub: at most 16 connections per host, kept alive" "$conns connections opened for $(ds requests) requests"
+stop_hub
+
 # ---- the corrupt-input matrix over HTTP: the same verdict as from the file ----
 C="$TMP/corrupt"
 mkdir -p "$C" && "$BUILD/tests/gen_corrupt" "$C" >/dev/null 2>&1

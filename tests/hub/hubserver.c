@@ -9,7 +9,8 @@
  * (206 + Content-Range, 416 past the end), a gated repository (401 GatedRepo
  * without the token), latency per request and one injected fault. Writes
  * "API_PORT CDN_PORT" to FILE. GET /_stats answers what was served: requests,
- * CDN requests and body bytes, tokens seen by the CDN. Bounded: 64 connections,
+ * CDN requests and body bytes, tokens seen by the CDN, the schedule (first
+ * ranges after a later range, most connections at once). Bounded: 64 connections,
  * 8 KiB of request head; stops by itself after --max-seconds (default 120). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -39,6 +41,11 @@ static long latency_ms;
 static int cdn_port;
 static atomic_int conns;
 static atomic_long n_requests, n_api, n_cdn, cdn_bytes, leaks;
+/* the schedule seen: first ranges (bytes=0-) that came after some later
+ * range of another file had (a client that chains each file's requests
+ * does that; one that waits for every first range does not), and the most
+ * connections open at once */
+static atomic_long rests_seen, heads_after_rest, peak_conns, n_conns;
 
 static bool is(const char *f) { return strcmp(fault, f) == 0; }
 
@@ -161,6 +168,10 @@ static bool serve_file(int fd, const char *path, const char *range, bool cdn)
     }
     uint64_t size = (uint64_t)sb.st_size, a = 0, b = size ? size - 1 : 0;
     bool ranged = range_of(range, size, &a, &b) && !(cdn && is("ignore-range"));
+    if (cdn && ranged && a == 0 && rests_seen)
+        heads_after_rest++;
+    else if (cdn && ranged && a > 0)
+        rests_seen++;
     char head[512];
     bool ok;
     if (cdn && is("html")) {
@@ -249,8 +260,10 @@ static bool handle(int fd, const char *path, const char *range, const char *auth
     if (strcmp(path, "/_stats") == 0) {
         char body[512];
         snprintf(body, sizeof body,
-                 "{\"requests\":%ld,\"api_requests\":%ld,\"cdn_requests\":%ld,\"cdn_bytes\":%ld,\"cdn_tokens\":%ld}",
-                 (long)n_requests - 1, (long)n_api, (long)n_cdn, (long)cdn_bytes, (long)leaks);
+                 "{\"requests\":%ld,\"api_requests\":%ld,\"cdn_requests\":%ld,\"cdn_bytes\":%ld,\"cdn_tokens\":%ld,"
+                 "\"heads_after_rest\":%ld,\"peak_connections\":%ld,\"connections\":%ld}",
+                 (long)n_requests - 1, (long)n_api, (long)n_cdn, (long)cdn_bytes, (long)leaks, (long)heads_after_rest,
+                 (long)peak_conns, (long)n_conns);
         n_requests--;
         return reply(fd, 200, "OK", NULL, "application/json", body);
     }
@@ -422,6 +435,12 @@ int main(int argc, char **argv)
             int fd = accept(p[i].fd, NULL, NULL);
             if (fd < 0)
                 continue;
+            /* an answer's head and body go out as separate writes: without
+             * this, Nagle holds the body until the client's delayed ACK of
+             * the head (up to 40 ms), latency that is the stand-in's, not a
+             * Hub's (a CDN sends at once) */
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             if (conns >= MAX_CONN) {
                 close(fd);
                 continue;
@@ -430,6 +449,9 @@ int main(int argc, char **argv)
             c->fd = fd;
             c->cdn = i == 1;
             conns++;
+            n_conns++;
+            if (conns > peak_conns)
+                peak_conns = conns;
             pthread_t t;
             if (pthread_create(&t, NULL, serve_conn, c) != 0) {
                 close(fd);

@@ -7,7 +7,9 @@
  * longer than 64 KiB, and a GGUF header is read 64 KiB at a time as its
  * reader walks it. Never a weight file's data. A whole file is fetched only
  * for the small ones read whole (config.json, the index). What vramfit's
- * cache holds is used first, unless --refresh. */
+ * cache holds is used first, unless --refresh. The shards of a checkpoint
+ * are fetched as chains over the pool (fs_prefetch): each shard's rest is
+ * asked for the moment its first bytes arrive. */
 #include "hub_cache.h"
 #include "hub_priv.h"
 
@@ -56,7 +58,7 @@ vf_status vf__hub_get(vf__hub *h, const char *url, size_t cap, const char *label
     if (st != VF_OK)
         return st;
     vf__http_req r = {.url = url, .cap = cap, .label = label};
-    vf__http_run(h->http, &r, 1, NULL, NULL);
+    vf__http_run(h->http, &r, 1, NULL);
     h->requests++;
     if (r.st != VF_OK) {
         if (err)
@@ -138,83 +140,156 @@ static vf_status take(hub_file *f, vf__http_req *r, const char *label, vf_error 
     return VF_OK;
 }
 
+/* One file's bytes wanted from the network. */
 typedef struct want {
     hub_file *f;
-    uint64_t upto; /* bytes from 0 wanted */
+    uint64_t upto;    /* a range: the file's first upto bytes */
+    size_t cap;       /* a whole file of at most cap bytes (0: a range) */
+    vf__need_fn need; /* a header: once its first bytes came, exactly the rest of it, at once */
+    bool soft;        /* asked for ahead of its reader: a failure is the reader's to meet */
+    vf_status st;     /* how it went */
+    vf_error err;
     char label[8 + VF_HUB_REPO_MAX + 1024];
     char url[4200];
 } want;
 
-/* Fetches what each want lacks, all at once; failures are kept per file. */
-static void fetch(vf__hub *h, want *w, size_t n)
+typedef struct batch {
+    vf__hub *h;
+    want **w; /* w[i] answers rs[i] */
+    vf__http_req *rs;
+} batch;
+
+/* Sets r to ask for what w's file lacks; false when it lacks nothing. */
+static bool arm(want *w, vf__http_req *r)
 {
-    vf__http_req *rs = calloc(n ? n : 1, sizeof *rs);
-    size_t k = 0;
-    for (size_t i = 0; rs && i < n; i++) {
-        hub_file *f = w[i].f;
-        /* the first read is 64 KiB (the size comes with it); later ones only
-         * what the reader asked for, so a long header costs exactly itself */
-        uint64_t last = f->len == 0 && w[i].upto < VF_HUB_FIRST_READ ? VF_HUB_FIRST_READ : w[i].upto;
-        if (f->have_total && last > f->total)
-            last = f->total;
-        if (f->have_total && f->len >= last)
-            continue;
-        snprintf(w[i].label, sizeof w[i].label, "%s/%s", h->root, f->name);
-        if (f->url)
-            snprintf(w[i].url, sizeof w[i].url, "%s", f->url);
-        else
-            resolve_url(h, f, w[i].url, sizeof w[i].url);
-        rs[k] = (vf__http_req){.url = w[i].url, .ranged = true, .first = f->len, .last = last - 1,
-                               .label = w[i].label};
-        if (k != i)
-            w[k] = w[i]; /* compact: w[k] answers rs[k] */
-        rs[k].url = w[k].url;
-        rs[k].label = w[k].label;
-        k++;
+    hub_file *f = w->f;
+    if (w->cap) {
+        *r = (vf__http_req){.url = w->url, .cap = w->cap, .label = w->label};
+        return true;
     }
-    if (!rs) {
-        for (size_t i = 0; i < n; i++)
-            w[i].f->st = vf__err(&w[i].f->err, VF_ENOMEM, h->root, "out of memory");
-        return;
-    }
-    bool many = k >= 8 && h->o.progress;
-    vf__http_run(h->http, rs, k, many ? h->o.progress : NULL, h->o.progress_ctx);
-    h->requests += k;
-    for (size_t i = 0; i < k; i++) {
-        hub_file *f = w[i].f;
-        if (rs[i].st != VF_OK) {
-            f->st = rs[i].st;
-            f->err = rs[i].err;
-        } else if ((f->st = take(f, &rs[i], w[i].label, &f->err)) == VF_OK) {
-            f->st = VF_OK;
-        }
-        vf__http_req_clear(&rs[i]);
-    }
-    free(rs);
+    /* the first read is 64 KiB (the size comes with it); later ones only
+     * what the reader asked for, so a long header costs exactly itself */
+    uint64_t last = f->len == 0 && w->upto < VF_HUB_FIRST_READ ? VF_HUB_FIRST_READ : w->upto;
+    if (f->have_total && last > f->total)
+        last = f->total;
+    if (f->have_total && f->len >= last)
+        return false;
+    *r = (vf__http_req){.url = f->url ? f->url : w->url, .ranged = true, .first = f->len, .last = last - 1,
+                        .label = w->label};
+    return true;
 }
 
-/* f's first upto bytes (or all of it, when shorter) in f->data. */
-static vf_status ensure(vf__hub *h, hub_file *f, uint64_t upto, const char *label, vf_error *err)
+/* A whole file's answer replaces what was held. */
+static void take_whole(hub_file *f, vf__http_req *r)
+{
+    free(f->data);
+    f->data = r->body;
+    f->len = r->len;
+    f->total = r->len;
+    f->have_total = f->dirty = true;
+    r->body = NULL;
+}
+
+/* The then hook: keeps request i's answer in its file and, for a header
+ * whose first bytes say it is longer, asks for exactly the rest on the same
+ * slot at once (no round waits on the slowest shard). */
+static bool settle(void *ctx, size_t i, vf__http_req *r)
+{
+    batch *b = ctx;
+    want *w = b->w[i];
+    hub_file *f = w->f;
+    b->h->requests++;
+    if (r->st != VF_OK) {
+        w->st = r->st;
+        w->err = r->err;
+    } else if (w->cap) {
+        take_whole(f, r);
+        w->st = VF_OK;
+    } else {
+        w->st = take(f, r, w->label, &w->err);
+    }
+    vf__http_req_clear(r);
+    if (w->st != VF_OK || !w->need)
+        return false;
+    uint64_t upto = w->need(f->data, f->len, f->total);
+    w->need = NULL; /* the length word is read once */
+    if (upto <= f->len)
+        return false;
+    w->upto = upto;
+    return arm(w, r);
+}
+
+/* Fetches what each want lacks, all at once, each want's outcome in its st. */
+static void fetch(vf__hub *h, want *w, size_t n)
+{
+    batch b = {h, calloc(n ? n : 1, sizeof *b.w), calloc(n ? n : 1, sizeof *b.rs)};
+    size_t k = 0;
+    for (size_t i = 0; b.w && b.rs && i < n; i++) {
+        w[i].st = VF_OK;
+        snprintf(w[i].label, sizeof w[i].label, "%s/%s", h->root, w[i].f->name);
+        resolve_url(h, w[i].f, w[i].url, sizeof w[i].url);
+        if (arm(&w[i], &b.rs[k]))
+            b.w[k++] = &w[i];
+    }
+    if (!b.w || !b.rs) {
+        for (size_t i = 0; i < n; i++)
+            w[i].st = vf__err(&w[i].err, VF_ENOMEM, h->root, "out of memory");
+    } else {
+        bool many = k >= 8 && h->o.progress;
+        vf__http_hooks hooks = {settle, many ? h->o.progress : NULL, &b};
+        vf__http_run(h->http, b.rs, k, &hooks);
+    }
+    free(b.w);
+    free(b.rs);
+}
+
+/* The pick's config.json, which the opener reads beside safetensors weights,
+ * joins the first fetch that goes to the network (one round trip fewer). */
+static void with_sidecar(vf__hub *h, want *w, size_t *k)
+{
+    if (h->sidecar_asked)
+        return;
+    h->sidecar_asked = true;
+    if (!vf__ends_with(h->pick, ".safetensors") && !vf__ends_with(h->pick, ".index.json"))
+        return;
+    const char *slash = strrchr(h->pick, '/');
+    char path[sizeof w->label];
+    snprintf(path, sizeof path, "%.*s/config.json", (int)(slash - h->pick), h->pick);
+    hub_file *f = find(h, path);
+    if (!f)
+        return;
+    from_cache(h, f);
+    for (size_t i = 0; i < *k; i++)
+        if (w[i].f == f)
+            return;
+    if (f->have_total && f->len == f->total)
+        return;
+    w[*k] = (want){.f = f, .cap = VF_MAX_CONFIG_BYTES, .soft = true};
+    (*k)++;
+}
+
+/* f's first upto bytes (or all of it, when shorter) in f->data; cap: the
+ * whole file instead, at most cap bytes. */
+static vf_status ensure(vf__hub *h, hub_file *f, uint64_t upto, size_t cap, const char *label, vf_error *err)
 {
     from_cache(h, f);
-    if (f->have_total && f->len >= (upto < f->total ? upto : f->total))
+    if (f->have_total && (cap ? f->len == f->total : f->len >= (upto < f->total ? upto : f->total)))
         return VF_OK;
     vf_status st = network(h, label, err);
     if (st != VF_OK)
         return st;
-    want *w = calloc(1, sizeof *w);
+    want *w = calloc(2, sizeof *w);
     if (!w)
         return vf__err(err, VF_ENOMEM, label, "out of memory");
-    w->f = f;
-    w->upto = upto;
-    fetch(h, w, 1);
+    size_t k = 1;
+    w[0] = (want){.f = f, .upto = upto, .cap = cap};
+    with_sidecar(h, w, &k);
+    fetch(h, w, k);
+    st = w[0].st;
+    if (st != VF_OK && err)
+        *err = w[0].err;
     free(w);
-    if (f->st != VF_OK) {
-        if (err)
-            *err = f->err;
-        return f->st;
-    }
-    return VF_OK;
+    return st;
 }
 
 /* ---- the byte source ---- */
@@ -231,7 +306,7 @@ static vf_status src_pread(vf__src *s, void *buf, size_t n, uint64_t off, vf_err
     uint64_t end;
     if (vf__add_overflow(off, n, &end) || end > s->size)
         return vf__err(err, VF_EFORMAT, s->path, "file is truncated");
-    vf_status st = ensure(x->h, x->f, end, s->path, err);
+    vf_status st = ensure(x->h, x->f, end, 0, s->path, err);
     if (st != VF_OK)
         return st;
     if (x->f->len < end)
@@ -256,7 +331,7 @@ static vf_status fs_open(vf__fs *fs, const char *path, vf__src **out, vf_error *
             *err = f->err;
         return f->st;
     }
-    vf_status st = ensure(h, f, VF_HUB_FIRST_READ, path, err);
+    vf_status st = ensure(h, f, VF_HUB_FIRST_READ, 0, path, err);
     if (st != VF_OK)
         return st;
     hub_src *s = calloc(1, sizeof *s);
@@ -276,21 +351,9 @@ static vf_status fs_read_small(vf__fs *fs, const char *path, size_t cap, char **
     hub_file *f = find(h, path);
     if (!f)
         return vf__err(err, VF_ENOENT, path, "the repository has no such file");
-    from_cache(h, f);
-    if (!(f->have_total && f->len == f->total)) {
-        char url[4200];
-        resolve_url(h, f, url, sizeof url);
-        char *body = NULL;
-        size_t n = 0;
-        vf_status st = vf__hub_get(h, url, cap, path, &body, &n, err);
-        if (st != VF_OK)
-            return st;
-        free(f->data);
-        f->data = (unsigned char *)body;
-        f->len = n;
-        f->total = n;
-        f->have_total = f->dirty = true;
-    }
+    vf_status st = ensure(h, f, 0, cap, path, err);
+    if (st != VF_OK)
+        return st;
     if (f->total > cap)
         return vf__err(err, VF_EFORMAT, path, "file is %llu bytes, over the %zu-byte limit",
                        (unsigned long long)f->total, cap);
@@ -302,37 +365,36 @@ static vf_status fs_read_small(vf__fs *fs, const char *path, size_t cap, char **
     return VF_OK;
 }
 
-/* Two rounds for all the files at once: the first 64 KiB of each, then, for
- * a header longer than that, the rest of it. */
+/* All the files' heads at once, each a chain on one slot: its first 64 KiB,
+ * then at once, for a header longer than that, exactly the rest of it. */
 #define PREFETCH_BATCH 256 /* files per batch: bounds the bookkeeping, not the pool */
 
 static void prefetch_batch(vf__hub *h, const char *const *paths, size_t n, vf__need_fn need, want *w)
 {
-    for (int round = 0; round < 2; round++) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            hub_file *f = find(h, paths[i]);
-            if (!f || f->st != VF_OK)
-                continue;
-            from_cache(h, f);
-            uint64_t upto = round == 0 ? VF_HUB_FIRST_READ : need(f->data, f->len, f->total);
-            if (round == 1 && (!f->have_total || upto <= f->len))
-                continue;
-            if (round == 0 && f->have_total)
-                continue;
-            w[k].f = f;
-            w[k].upto = upto;
-            k++;
-        }
-        if (k)
-            fetch(h, w, k);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        hub_file *f = find(h, paths[i]);
+        if (!f || f->st != VF_OK)
+            continue;
+        from_cache(h, f);
+        if (f->have_total) /* its head from the cache: at most the rest of the header is lacking */
+            w[k++] = (want){.f = f, .upto = need(f->data, f->len, f->total)};
+        else
+            w[k++] = (want){.f = f, .upto = VF_HUB_FIRST_READ, .need = need};
     }
+    with_sidecar(h, w, &k);
+    fetch(h, w, k);
+    for (size_t i = 0; i < k; i++)
+        if (w[i].st != VF_OK && !w[i].soft) {
+            w[i].f->st = w[i].st; /* reported when the reader opens it */
+            w[i].f->err = w[i].err;
+        }
 }
 
 static void fs_prefetch(vf__fs *fs, const char *const *paths, size_t n, vf__need_fn need)
 {
     vf__hub *h = hub_of(fs);
-    want *w = calloc(PREFETCH_BATCH, sizeof *w);
+    want *w = calloc(PREFETCH_BATCH + 1, sizeof *w);
     vf_error e;
     if (!w || network(h, h->root, &e) != VF_OK) {
         free(w);

@@ -2,7 +2,11 @@
  *
  * One multi handle per opened repository: its connection cache keeps the
  * connections alive between requests, and at most VF_HUB_POOL transfers
- * run at once (CURLMOPT_MAX_HOST_CONNECTIONS bounds the sockets too).
+ * run at once. CURLMOPT_MAX_HOST_CONNECTIONS bounds the sockets to one host
+ * to VF_HUB_POOL as well; the Hub and the CDN it redirects to keep a pool
+ * each (2 x VF_HUB_POOL sockets at most): a file's requests go to one, then
+ * the other, and one shared pool of VF_HUB_POOL closed and reopened a
+ * connection on most of them (a TLS handshake each, on the real Hub).
  * Redirects are followed here, not by libcurl, so that each hop is checked:
  * at most VF_HUB_MAX_REDIRECTS, http(s) only, no HTTPS→HTTP downgrade, and
  * the Authorization header only on the endpoint's own scheme, host and port
@@ -377,7 +381,19 @@ static bool begin_xfer(vf__http *h, xfer *x, vf__http_req *r)
     return start_hop(x) == VF_OK;
 }
 
-void vf__http_run(vf__http *h, vf__http_req *reqs, size_t n, void (*progress)(void *, size_t, size_t), void *ctx)
+/* A request ended for good, or was armed again by the caller's then hook
+ * (true: it runs again, on the same slot). */
+static bool again(vf__http *h, xfer *x, size_t i, const vf__http_hooks *hooks)
+{
+    while (hooks && hooks->then && hooks->then(hooks->ctx, i, x->r)) {
+        if (begin_xfer(h, x, x->r))
+            return true;
+        end_xfer(x); /* could not start: its st/err say why, the hook hears it */
+    }
+    return false;
+}
+
+void vf__http_run(vf__http *h, vf__http_req *reqs, size_t n, const vf__http_hooks *hooks)
 {
     xfer *xs = calloc(n ? n : 1, sizeof *xs);
     if (!xs) {
@@ -393,7 +409,10 @@ void vf__http_run(vf__http *h, vf__http_req *reqs, size_t n, void (*progress)(vo
                 active++;
             else {
                 end_xfer(x);
-                done++;
+                if (again(h, x, next, hooks))
+                    active++;
+                else
+                    done++;
             }
             next++;
         }
@@ -412,10 +431,12 @@ void vf__http_run(vf__http *h, vf__http_req *reqs, size_t n, void (*progress)(vo
             if (end_hop(x, res))
                 continue;
             end_xfer(x);
+            if (again(h, x, (size_t)(x - xs), hooks))
+                continue; /* the follow-up holds the slot */
             active--;
             done++;
-            if (progress)
-                progress(ctx, done, n);
+            if (hooks && hooks->progress)
+                hooks->progress(hooks->ctx, done, n);
         }
         if (active > 0)
             curl_multi_poll(h->multi, NULL, 0, 100, NULL);
@@ -456,8 +477,8 @@ vf__http *vf__http_new(const char *endpoint, const char *token, long connect_s, 
     h->connect_s = connect_s;
     h->total_s = total_s;
     curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)VF_HUB_POOL);
-    curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)VF_HUB_POOL);
-    curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)VF_HUB_POOL);
+    curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 2L * VF_HUB_POOL);
+    curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, 2L * VF_HUB_POOL);
     return h;
 }
 

@@ -8,7 +8,7 @@
 #include "internal.h"
 
 #define VF_HUB_MAX_REDIRECTS 5
-#define VF_HUB_POOL 16 /* connections at most, and transfers in flight */
+#define VF_HUB_POOL 16 /* transfers in flight at most, and connections to one host */
 
 typedef struct vf__http vf__http;
 
@@ -34,10 +34,23 @@ typedef struct vf__http_req {
 VF_HIDDEN vf__http *vf__http_new(const char *endpoint, const char *token, long connect_s, long total_s,
                                  vf_error *err);
 VF_HIDDEN void vf__http_free(vf__http *h);
+/* What the caller hears while requests run (every member may be NULL).
+ * then: request i ended (its st, body, ...); the callback takes what it
+ * needs, and returns true having set reqs[i]'s url and range anew (and
+ * cleared its body) to run it again at once on the slot it freed, ahead of
+ * the requests not started yet: a follow-up never waits behind them. A
+ * follow-up that cannot start comes back to the hook failed, so it must arm
+ * one only after an answer it took.
+ * progress: called as requests end for good (done of n). */
+typedef struct vf__http_hooks {
+    bool (*then)(void *ctx, size_t i, vf__http_req *r);
+    void (*progress)(void *ctx, size_t done, size_t total);
+    void *ctx;
+} vf__http_hooks;
+
 /* Runs n requests, at most VF_HUB_POOL at once; each gets its own st/err.
- * progress (may be NULL) is called as requests finish. */
-VF_HIDDEN void vf__http_run(vf__http *h, vf__http_req *reqs, size_t n, void (*progress)(void *, size_t, size_t),
-                            void *ctx);
+ * hooks may be NULL. */
+VF_HIDDEN void vf__http_run(vf__http *h, vf__http_req *reqs, size_t n, const vf__http_hooks *hooks);
 VF_HIDDEN void vf__http_req_clear(vf__http_req *r);
 
 /* Policy checks, exposed for the unit tests. */

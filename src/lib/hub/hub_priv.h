@@ -38,6 +38,7 @@ struct vf__hub {
     char *pick;
     char answered[600];
     size_t requests; /* HTTP requests made by this run */
+    bool sidecar_asked; /* the pick's config.json joined a fetch (hub_fs.c) */
 };
 
 /* hub_fs.c */
