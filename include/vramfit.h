@@ -413,6 +413,12 @@ VF_SIZE_PINNED(vf_open_opts, 128);
 
 /** vf_model_open with options (opts may be NULL: the defaults). */
 VF_API vf_status vf_model_open_with(const char *source, const vf_open_opts *opts, vf_model **out, vf_error *err);
+/** true when source is well formed as a Hub id: "hf://org/name[@rev][:QUANT]"
+ * or "org/name[@rev][:QUANT]" by huggingface_hub's naming rules (no path
+ * can pass: no "..", no leading '/', one '/' in the name). Says nothing of
+ * whether the repository exists; vf_model_open_with still tries a path of
+ * that name first. */
+VF_API bool vf_hub_id_valid(const char *source);
 /** Which source answered, in words: "local files", "the embedded catalog",
  * "the local Hugging Face cache (DIR)", "the Hub (URL), commit ...",
  * "vramfit's cache of the Hub, commit ...". */

@@ -18,10 +18,11 @@
 
 static void help(void)
 {
-    printf("usage: vramfit serve [--addr HOST:PORT] [--models-dir DIR] [--jobs N]\n\n"
+    printf("usage: vramfit serve [--addr HOST:PORT] [--models-dir DIR] [--hub] [--jobs N]\n\n"
            "Serves the calculator as a local web page: every knob of estimate and fit, the\n"
            "breakdown, memory against context and batch, which GPUs fit and how many, and the\n"
-           "launch command, for the embedded catalog (and files under --models-dir). The page's\n"
+           "launch command, for the embedded catalog (files under --models-dir, Hub ids with\n"
+           "--hub). The page's\n"
            "URL is its state: each input is a query parameter named as the CLI's long option.\n"
            "It calls\n"
            "  GET /api/estimate?model=M&OPTION=VALUE...   GET /api/fit?...   GET /api/plan?...&emit=E\n"
@@ -34,9 +35,14 @@ static void help(void)
            "                    who can reach it use the calculator\n"
            "  --models-dir DIR  model files the page may name, as paths inside DIR (symbolic\n"
            "                    links followed and checked); without it, catalog models only\n"
+           "  --hub             the page may name Hugging Face Hub ids too (org/name,\n"
+           "                    hf://org/name[@rev][:QUANT]): the local HF cache, vramfit's\n"
+           "                    cache, else the Hub, headers only (HF_ENDPOINT, HF_TOKEN, as\n"
+           "                    the CLI); HF_HUB_OFFLINE=1 in the server's environment: the\n"
+           "                    caches only. Each Hub request gives up after %d s\n"
            "  --jobs N          commands run at once (default: the CPUs, at least 2); the\n"
            "                    others wait, %d s at most\n",
-           VF_SERVE_QUEUE_S);
+           VF_SERVE_HUB_TIMEOUT_S, VF_SERVE_QUEUE_S);
 }
 
 /* "HOST:PORT", "[V6]:PORT" → a socket address. */
@@ -93,11 +99,13 @@ int cmd_serve(int argc, char **argv)
     static const struct option opts[] = {{"addr", required_argument, NULL, 'a'},
                                          {"models-dir", required_argument, NULL, 'm'},
                                          {"jobs", required_argument, NULL, 'j'},
+                                         {"hub", no_argument, NULL, 'H'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *addr = "127.0.0.1:8080", *models_dir = NULL;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t jobs = cpus >= 2 ? (uint64_t)cpus : 2;
+    bool hub = false;
     int c;
     optind = 1;
     opterr = 0;
@@ -112,6 +120,9 @@ int cmd_serve(int argc, char **argv)
         case 'j':
             if (!vf_parse_u64(optarg, &jobs) || jobs < 1 || jobs > 256)
                 return vf_usage_error("serve", "--jobs %s: expected a count from 1 to 256", optarg);
+            break;
+        case 'H':
+            hub = true;
             break;
         case 'h':
             help();
@@ -143,6 +154,7 @@ int cmd_serve(int argc, char **argv)
         return VF_EXIT_IO;
     }
     ctx.n_jobs = (unsigned)jobs;
+    ctx.hub = hub;
     sem_init(&ctx.jobs, 0, ctx.n_jobs);
 
     /* SIGINT/SIGTERM are taken by sigwait below: block them before the

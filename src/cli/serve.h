@@ -18,12 +18,14 @@
 #define VF_SERVE_QUEUE_S 20     /* the longest a request waits for a free slot */
 #define VF_SERVE_MAX_OUT ((size_t)8 << 20)
 #define VF_SERVE_MAX_CONN 512 /* connections open at once */
+#define VF_SERVE_HUB_TIMEOUT_S 10 /* one Hub request (--hub-timeout), well inside the command's own */
 
 typedef struct vf_serve_ctx {
     char exe[4096];             /* this program, run once per API request */
     bool loopback;              /* bound to a loopback address: Host must name it too */
     uint16_t port;              /* the bound port, for the Host check */
     char models_dir[PATH_MAX];  /* --models-dir, its real path; "" = catalog only */
+    bool hub;                   /* --hub: Hugging Face Hub ids too (caches, then the Hub) */
     sem_t jobs;                 /* commands running at once */
     unsigned n_jobs;
 } vf_serve_ctx;
@@ -46,6 +48,7 @@ typedef struct vf_serve_argv {
     char *owned[VF_SERVE_MAX_ARGS];
     size_t n_owned;
     unsigned status;            /* HTTP status when it could not be built */
+    bool hub_used;              /* a Hub id is among its words (--hub) */
     char why[320];              /* and why, as one line */
 } vf_serve_argv;
 
@@ -57,8 +60,10 @@ bool vf_serve_build_argv(struct MHD_Connection *c, const vf_serve_ctx *ctx, cons
 void vf_serve_argv_free(vf_serve_argv *a);
 /* The option of ep's tables a parameter names (NULL: none, or one the page may not use). */
 const struct option *vf_serve_find_option(const vf_serve_endpoint *ep, const char *name);
-/* {"estimate": [{"name", "flag"}, ...], "fit": ...}: what each endpoint takes (malloc'd). */
-char *vf_serve_params_json(void);
+/* {"estimate": [{"name", "flag"}, ...], "fit": ..., "server": {"hub": bool,
+ * "files": bool}}: what each endpoint takes, and which models besides the
+ * catalog's this server opens (malloc'd). */
+char *vf_serve_params_json(const vf_serve_ctx *ctx);
 
 /* The libmicrohttpd access handler (MHD_AccessHandlerCallback); cls is a vf_serve_ctx. */
 enum MHD_Result vf_serve_handle(void *cls, struct MHD_Connection *c, const char *url, const char *method, const char *version,

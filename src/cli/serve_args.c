@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 /* What a page may not ask for: the server adds --json itself; --local would
  * read this machine's devices, --help prints text. */
@@ -72,8 +73,116 @@ static bool flag_value(const char *v, bool *on)
     return false;
 }
 
+/* Options whose value names a model file, fenced as the model is: a page
+ * must not open through them what it may not open as the model. */
+static const char *const model_valued[] = {"draft", "mmproj", NULL};
+
+static bool is_model_valued(const char *name)
+{
+    for (const char *const *m = model_valued; *m; m++)
+        if (!strcmp(*m, name))
+            return true;
+    return false;
+}
+
+/* A path inside --models-dir as its real path (symbolic links followed),
+ * checked to stay inside; NULL with a->status/why when it does not. */
+static char *inside_path(vf_serve_argv *a, const vf_serve_ctx *ctx, const char *model)
+{
+    char joined[PATH_MAX * 2], real[PATH_MAX];
+    size_t dl = strlen(ctx->models_dir);
+    if (model[0] == '/')
+        snprintf(joined, sizeof joined, "%s", model);
+    else
+        snprintf(joined, sizeof joined, "%s/%s", ctx->models_dir, model);
+    const char *path = joined;
+    if (realpath(joined, real)) {
+        path = real;
+    } else if (strstr(joined, "/../") || !strncmp(joined, "../", 3) ||
+               (strlen(joined) >= 3 && !strcmp(joined + strlen(joined) - 3, "/.."))) {
+        path = NULL; /* cannot be resolved, so cannot be fenced */
+    }
+    if (!path || strncmp(path, ctx->models_dir, dl) != 0 || (path[dl] != '/' && path[dl] != '\0')) {
+        snprintf(a->why, sizeof a->why, "'%.200s' is outside the models folder this server was given", model);
+        a->status = 403;
+        return NULL;
+    }
+    return strdup(path);
+}
+
+/* A Hub id, always as hf://org/name...: never a path, never the catalog the
+ * page already looked in. A name the command would still open as a file or
+ * folder where the server runs (it tries a path first) is refused. */
+static char *hub_word(vf_serve_argv *a, const char *model)
+{
+    size_t n = strlen(model) + 6;
+    char *w = malloc(n);
+    if (!w)
+        return NULL;
+    snprintf(w, n, "%s%s", strncmp(model, "hf://", 5) == 0 ? "" : "hf://", model);
+    if (access(w, F_OK) == 0) {
+        snprintf(a->why, sizeof a->why, "'%.200s' names a file where this server runs, not only a Hub id", w);
+        a->status = 403;
+        free(w);
+        return NULL;
+    }
+    a->hub_used = true;
+    return w;
+}
+
+/* Why a name is not opened, with the catalog's own near names. */
+static void not_found(vf_serve_argv *a, const vf_serve_ctx *ctx, const char *model)
+{
+    const char *near[3];
+    size_t nn = vf_catalog_suggest(model, near, 3);
+    bool id = vf_hub_id_valid(model);
+    snprintf(a->why, sizeof a->why, "%.200s: not a catalog model%s%s%s%s%s%s%s", model,
+             id          ? ", and this server reads no Hub ids (start it with --hub)"
+             : ctx->hub  ? " nor a Hub id (org/name), and this server opens no files (--models-dir)"
+                         : ", and this server opens no files (--models-dir)",
+             nn ? "; did you mean: " : "", nn ? near[0] : "", nn > 1 ? ", " : "", nn > 1 ? near[1] : "",
+             nn > 2 ? ", " : "", nn > 2 ? near[2] : "");
+    a->status = 404;
+}
+
+/* What the command is given for a model the page names (malloc'd; NULL with
+ * a->status/why): a catalog name as it is; else, with --hub, a Hub id
+ * (unless a plain org/name is a file or folder inside --models-dir: a path
+ * first, as the command itself looks); else a path inside --models-dir. */
+static char *resolve_model(vf_serve_argv *a, const vf_serve_ctx *ctx, const char *model)
+{
+    if (vf_catalog_find(model) != (size_t)-1)
+        return strdup(model);
+    bool id = ctx->hub && vf_hub_id_valid(model);
+    if (id && ctx->models_dir[0] && strncmp(model, "hf://", 5) != 0) {
+        char inside[PATH_MAX * 2];
+        snprintf(inside, sizeof inside, "%s/%s", ctx->models_dir, model);
+        id = access(inside, F_OK) != 0;
+    }
+    if (id)
+        return hub_word(a, model);
+    if (!ctx->models_dir[0]) {
+        not_found(a, ctx, model);
+        return NULL;
+    }
+    return inside_path(a, ctx, model);
+}
+
+/* A word of argv the server made (owned by a); NULL: why says. */
+static bool add_owned(vf_serve_argv *a, char *w)
+{
+    if (!w) {
+        if (!a->why[0])
+            snprintf(a->why, sizeof a->why, "out of memory");
+        return false;
+    }
+    a->argv[a->argc++] = a->owned[a->n_owned++] = w;
+    return true;
+}
+
 /* One query parameter (not the model) as at most one word of argv. */
-static bool add_param(vf_serve_argv *a, const vf_serve_endpoint *ep, const char *key, const char *value)
+static bool add_param(vf_serve_argv *a, const vf_serve_ctx *ctx, const vf_serve_endpoint *ep, const char *key,
+                      const char *value)
 {
     const struct option *o = vf_serve_find_option(ep, key);
     if (!o) {
@@ -97,67 +206,24 @@ static bool add_param(vf_serve_argv *a, const vf_serve_endpoint *ep, const char 
         snprintf(a->why, sizeof a->why, "too many parameters");
         return false;
     }
+    char *model = v && is_model_valued(o->name) ? resolve_model(a, ctx, v) : NULL;
+    if (v && is_model_valued(o->name) && !model)
+        return false;
+    if (model)
+        v = model;
     size_t len = strlen(o->name) + (v ? strlen(v) + 1 : 0) + 3;
     char *w = malloc(len);
-    if (!w) {
-        snprintf(a->why, sizeof a->why, "out of memory");
-        return false;
-    }
-    if (v)
+    if (w && v)
         snprintf(w, len, "--%s=%s", o->name, v);
-    else
+    else if (w)
         snprintf(w, len, "--%s", o->name);
-    a->argv[a->argc++] = a->owned[a->n_owned++] = w;
-    return true;
-}
-
-/* The model: a catalog name as it is; else a path inside --models-dir, its
- * real path (symbolic links followed) checked to stay inside. */
-static bool add_model(vf_serve_argv *a, const vf_serve_ctx *ctx, const char *model)
-{
-    if (vf_catalog_find(model) != (size_t)-1) {
-        a->argv[a->argc++] = (char *)model;
-        return true;
-    }
-    if (!ctx->models_dir[0]) {
-        /* the catalog's own near names, as the command gives them */
-        const char *near[3];
-        size_t nn = vf_catalog_suggest(model, near, 3);
-        snprintf(a->why, sizeof a->why, "%.200s: not a catalog model, and this server opens no files (--models-dir)%s%s%s%s%s%s",
-                 model, nn ? "; did you mean: " : "", nn ? near[0] : "", nn > 1 ? ", " : "", nn > 1 ? near[1] : "",
-                 nn > 2 ? ", " : "", nn > 2 ? near[2] : "");
-        a->status = 404;
-        return false;
-    }
-    char joined[PATH_MAX * 2], real[PATH_MAX];
-    size_t dl = strlen(ctx->models_dir);
-    if (model[0] == '/')
-        snprintf(joined, sizeof joined, "%s", model);
-    else
-        snprintf(joined, sizeof joined, "%s/%s", ctx->models_dir, model);
-    const char *path = joined;
-    if (realpath(joined, real)) {
-        path = real;
-    } else if (strstr(joined, "/../") || !strncmp(joined, "../", 3) ||
-               (strlen(joined) >= 3 && !strcmp(joined + strlen(joined) - 3, "/.."))) {
-        path = NULL; /* cannot be resolved, so cannot be fenced */
-    }
-    if (!path || strncmp(path, ctx->models_dir, dl) != 0 || (path[dl] != '/' && path[dl] != '\0')) {
-        snprintf(a->why, sizeof a->why, "'%.200s' is outside the models folder this server was given", model);
-        a->status = 403;
-        return false;
-    }
-    char *w = strdup(path);
-    if (!w) {
-        snprintf(a->why, sizeof a->why, "out of memory");
-        return false;
-    }
-    a->argv[a->argc++] = a->owned[a->n_owned++] = w;
-    return true;
+    free(model);
+    return add_owned(a, w);
 }
 
 typedef struct walk {
     vf_serve_argv *a;
+    const vf_serve_ctx *ctx;
     const vf_serve_endpoint *ep;
     bool ok;
 } walk;
@@ -176,7 +242,7 @@ static enum MHD_Result each_param(void *cls, enum MHD_ValueKind kind, const char
             w->ok = false;
             return MHD_NO;
         }
-    if (!add_param(w->a, w->ep, key, value)) {
+    if (!add_param(w->a, w->ctx, w->ep, key, value)) {
         w->ok = false;
         return MHD_NO;
     }
@@ -191,10 +257,11 @@ bool vf_serve_build_argv(struct MHD_Connection *c, const vf_serve_ctx *ctx, cons
     a->argv[a->argc++] = (char *)ctx->exe;
     a->argv[a->argc++] = (char *)ep->command;
     a->argv[a->argc++] = "--json";
-    walk w = {a, ep, true};
+    walk w = {a, ctx, ep, true};
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, each_param, &w);
     if (!w.ok)
         return false;
+    char *word = NULL;
     if (ep->needs_model) {
         const char *model = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "model");
         if (!model || !*model) {
@@ -205,8 +272,20 @@ bool vf_serve_build_argv(struct MHD_Connection *c, const vf_serve_ctx *ctx, cons
             snprintf(a->why, sizeof a->why, "the model's name is longer than %d bytes", VF_SERVE_MAX_VALUE);
             return false;
         }
+        if (!(word = resolve_model(a, ctx, model)))
+            return add_owned(a, NULL);
+    }
+    if (a->hub_used) { /* a Hub request gives up well inside the command's own time */
+        char t[40];
+        snprintf(t, sizeof t, "--hub-timeout=%d", VF_SERVE_HUB_TIMEOUT_S);
+        if (!add_owned(a, strdup(t))) {
+            free(word);
+            return false;
+        }
+    }
+    if (word) { /* the model last, after "--": never taken for an option */
         a->argv[a->argc++] = "--";
-        if (!add_model(a, ctx, model))
+        if (!add_owned(a, word))
             return false;
     }
     a->argv[a->argc] = NULL;
@@ -221,7 +300,7 @@ void vf_serve_argv_free(vf_serve_argv *a)
 }
 
 /* GET /api/params: every parameter each endpoint takes, from the same tables. */
-char *vf_serve_params_json(void)
+char *vf_serve_params_json(const vf_serve_ctx *ctx)
 {
     json_t *j = json_object();
     for (const vf_serve_endpoint *ep = vf_serve_endpoints; ep->path; ep++) {
@@ -243,6 +322,10 @@ char *vf_serve_params_json(void)
             }
         json_object_set_new(j, ep->command, arr);
     }
+    json_t *server = json_object();
+    json_object_set_new(server, "hub", json_boolean(ctx->hub));
+    json_object_set_new(server, "files", json_boolean(ctx->models_dir[0] != '\0'));
+    json_object_set_new(j, "server", server);
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(j);
     return s;

@@ -135,7 +135,7 @@ enum MHD_Result vf_serve_handle(void *cls, struct MHD_Connection *c, const char 
     if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)
         return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", vf_serve_page, vf_serve_page_size);
     if (strcmp(url, "/api/params") == 0) {
-        char *j = vf_serve_params_json();
+        char *j = vf_serve_params_json(ctx);
         enum MHD_Result r = j ? reply(c, MHD_HTTP_OK, "application/json", j, strlen(j))
                               : reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, 4, "out of memory");
         free(j);

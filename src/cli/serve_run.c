@@ -26,6 +26,44 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Keeps the last cap - 1 bytes of a stream: the error line comes last. */
+static void keep_tail(char *buf, size_t *len, size_t cap, const char *in, size_t n)
+{
+    if (n >= cap - 1) {
+        memcpy(buf, in + n - (cap - 1), cap - 1);
+        *len = cap - 1;
+        return;
+    }
+    if (*len + n > cap - 1) {
+        size_t drop = *len + n - (cap - 1);
+        memmove(buf, buf + drop, *len - drop);
+        *len -= drop;
+    }
+    memcpy(buf + *len, in, n);
+    *len += n;
+}
+
+/* The command's error, without its "vramfit: " prefix: its last line that is
+ * neither a warning nor the line naming the source that answered for a Hub
+ * id (both come before an error); else its first line. */
+static void error_line(char *text, char *out, size_t cap)
+{
+    const char *pick = NULL, *first = NULL;
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        if (!first)
+            first = line;
+        if (!strncmp(line, "vramfit: ", 9) && strncmp(line, "vramfit: warning: ", 18) != 0 &&
+            !strstr(line, ": answered by "))
+            pick = line;
+        line = nl ? nl + 1 : NULL;
+    }
+    const char *e = pick ? pick : first ? first : "";
+    snprintf(out, cap, "%s", strncmp(e, "vramfit: ", 9) == 0 ? e + 9 : e);
+}
+
 int vf_serve_run(char *const argv[], int timeout_s, size_t out_cap, char **out, size_t *out_len, char *errline,
                  size_t errline_cap)
 {
@@ -70,7 +108,7 @@ int vf_serve_run(char *const argv[], int timeout_s, size_t out_cap, char **out, 
     }
     size_t cap = 4096, n = 0, en = 0;
     char *buf = malloc(cap);
-    char ebuf[1024];
+    char ebuf[8192];
     bool overflow = false, timed_out = false;
     long long deadline = now_ms() + (long long)timeout_s * 1000;
     struct pollfd pf[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
@@ -98,9 +136,7 @@ int vf_serve_run(char *const argv[], int timeout_s, size_t out_cap, char **out, 
                 continue;
             }
             if (i == 1) {
-                size_t take = (size_t)k < sizeof ebuf - 1 - en ? (size_t)k : sizeof ebuf - 1 - en;
-                memcpy(ebuf + en, tmp, take);
-                en += take;
+                keep_tail(ebuf, &en, sizeof ebuf, tmp, (size_t)k);
                 continue;
             }
             if (n + (size_t)k > out_cap) {
@@ -135,12 +171,7 @@ int vf_serve_run(char *const argv[], int timeout_s, size_t out_cap, char **out, 
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     ebuf[en] = '\0';
-    /* the command's one error line, without its "vramfit: " prefix */
-    char *nl = strchr(ebuf, '\n');
-    if (nl)
-        *nl = '\0';
-    const char *e = strncmp(ebuf, "vramfit: ", 9) == 0 ? ebuf + 9 : ebuf;
-    snprintf(errline, errline_cap, "%s", e);
+    error_line(ebuf, errline, errline_cap);
     if (!buf) {
         snprintf(errline, errline_cap, "out of memory");
         return -1;

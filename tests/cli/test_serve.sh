@@ -4,24 +4,7 @@
 GET=${BUILD:-build}/tests/http_get
 if [ ! -x "$GET" ]; then fail "serve client" "$GET not built"; exit 1; fi
 
-# start_server ARGS... — a server on a free port: $pid, $port
-start_server() {
-    : >"$TMP/serve.err"
-    "$VF" serve --addr 127.0.0.1:0 "$@" 2>"$TMP/serve.err" &
-    pid=$!
-    port=""
-    i=0
-    while [ $i -lt 100 ]; do
-        port=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve.err")
-        [ -n "$port" ] && return 0
-        kill -0 $pid 2>/dev/null || break
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "serve starts" "no 'serving on' line: $(head -c 300 "$TMP/serve.err")"
-    kill -9 $pid 2>/dev/null
-    exit 1
-}
+. tests/cli/serve.inc
 # Model files only under --models-dir: a small Llama-layout file written by
 # hand (fuzz seed, 84 parameters, 176 bytes of tensors), a corrupt one, and a
 # link that leads out of the folder.
@@ -93,6 +76,12 @@ expect "a value over 1024 bytes" 400 '.error | test("1024")' "/api/estimate?mode
 expect "params: what each endpoint takes, from the option tables" 200 \
     '(.estimate | map(.name) | index("context")) and (.plan | map(.name) | index("emit")) and (.sweep | map(.name) | index("over")) and ((.fit | map(.name) | index("json")) | not) and (.estimate[] | select(.name == "train") | .flag)' "/api/params"
 expect "unknown page" 404 '.exit == 2' "/nope"
+# options that name a model file are fenced as the model is
+expect "--draft outside the models folder is refused" 403 '.error | test("outside")' "/api/estimate?model=Qwen/Qwen3-8B&draft=/etc/passwd"
+expect "--mmproj outside the models folder is refused" 403 '.error | test("outside")' \
+    "/api/estimate?model=Qwen/Qwen3-8B&runtime=llamacpp&mmproj=..%2Foutside%2Fo.safetensors"
+expect "--draft: a catalog model" 200 '.total_bytes > 0' "/api/estimate?model=Qwen/Qwen3-8B&draft=Qwen/Qwen3-0.6B"
+expect "--draft: a file inside the models folder" 200 '.total_bytes > 0' "/api/estimate?model=Qwen/Qwen3-8B&draft=m.safetensors"
 expect "foreign Host refused" 403 '.error | test("host")' "/api/inspect?model=x" "evil.example:$port"
 expect "localhost Host accepted" 200 '.params == 84' "/api/inspect?model=m.safetensors" "localhost:$port"
 

@@ -357,6 +357,12 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
     return st;
 }
 
+bool vf_hub_id_valid(const char *source)
+{
+    vf__hub_id id;
+    return source && vf__hub_id_parse(source, &id);
+}
+
 vf_status vf_model_open_with(const char *source, const vf_open_opts *opts, vf_model **out, vf_error *err)
 {
     if (!source || !out)
