@@ -185,6 +185,19 @@ check('llama.cpp knobs shown', await page.$eval('#g-llamacpp', el => !el.hidden)
 check('a flag from the link ticks its box', await page.$eval('#k-kv-unified', el => el.checked), 'not ticked');
 sameEstimate('llama.cpp breakdown = estimate --json with its knobs', await breakdown(page), cli('estimate', P9));
 
+// 9b. The knobs the page once showed as bare boxes under "Other knobs": each has a label and a
+// group of its own (from the commands' --help), and goes only to the commands that take it.
+const LABELLED = ['alloc-conf', 'cuda-context', 'cuda-version', 'draft', 'draft-tokens', 'mmproj', 'max-images', 'image-size',
+  'enable-lora', 'max-loras', 'max-lora-rank', 'input', 'grads-kept', 'torch-version', 'nodes', 'approximate'];
+const bare = await page.evaluate(names => names.filter(n => { const l = document.querySelector(`label[data-knob="${n}"]`);
+  return !l || l.closest('fieldset').id === 'g-other' || /^--/.test(l.textContent.trim()); }), LABELLED);
+check('every knob has a label and a group of its own (none left under "Other knobs")', bare.length === 0, bare.join(' '));
+const P9b = { model: 'Qwen/Qwen3-8B', gpu: 'RTX4090', 'alloc-conf': 'expandable_segments:True', nodes: 1 };
+await view(page, '/?' + query(P9b));
+check('a PyTorch knob from the link fills its box', await page.$eval('#k-alloc-conf', el => el.value) === 'expandable_segments:True', 'empty');
+const { nodes: _n, ...P9e } = P9b;
+sameEstimate('--alloc-conf passed on; fit\'s --nodes not sent to estimate (estimate --json)', await breakdown(page), cli('estimate', P9e));
+
 // 10. Errors in words: the CLI's one line for a bad knob; the server's for a name it will not open.
 const mark = problems.length;
 await view(page, '/?model=Qwen/Qwen3-8B&context=lots');
@@ -194,6 +207,9 @@ check('a bad knob shows the CLI\'s error line', cerr.error && err === cerr.error
 await view(page, '/?model=qwen3-8c');
 const err2 = await page.$eval('#estimate p.err', el => el.textContent).catch(() => '');
 check('a name the catalog lacks: refused with its near names', /^qwen3-8c: not a catalog model.*did you mean: .*Qwen3-8B/.test(err2), err2);
+await view(page, '/?model=someorg/some-model');
+const err3 = await page.$eval('#estimate p.err', el => el.textContent).catch(() => '');
+check('a Hub id on a server without --hub: refused, naming --hub', /^someorg\/some-model: not a catalog model.*start it with --hub/.test(err3), err3);
 // the browser logs each refused request (HTTP 4xx) as a console error: those are these cases' own
 problems.splice(mark, problems.length - mark, ...problems.slice(mark).filter(p => !/status of 40[04]/.test(p)));
 
