@@ -20,7 +20,7 @@ static void help(void)
            "activations, gradients, optimizer states, overhead), reproducing the allocations of the\n"
            "engine that will run it. Formulas and sources: docs/memory-model.md.\n\n");
     vf_cli_infer_opts_help(stdout);
-    printf("  (default runtime: llamacpp for a GGUF file, transformers otherwise; --train: transformers.\n"
+    printf("  (default runtime: llamacpp for a GGUF file, pytorch for a graph (.onnx), transformers otherwise; --train: transformers.\n"
            "   vllm needs --gpu: it sizes its KV cache pool from the device; --context stands for\n"
            "   --max-model-len. With a catalog --gpu, upper bounds on speed follow the breakdown)\n");
     printf("\n  --train                the training memory model (see its knobs below)\n");
@@ -44,10 +44,10 @@ static void components_of(const vf_estimate *e, component c[6])
     memcpy(c, x, sizeof x);
 }
 
-static json_t *assumptions_json(const vf_estimate *e)
+static json_t *assumptions_json(const vf_estimate *e, const char *runtime)
 {
     json_t *a = json_object();
-    json_object_set_new(a, "runtime", json_string(vf_runtime_name(e->runtime)));
+    json_object_set_new(a, "runtime", json_string(runtime));
     json_object_set_new(a, "context", vf_json_u64(e->context));
     json_object_set_new(a, "batch", vf_json_u64(e->batch));
     json_object_set_new(a, "kv_bytes_per_token", vf_json_u64(e->kv_bytes_per_token));
@@ -73,12 +73,12 @@ static json_t *assumptions_json(const vf_estimate *e)
     return a;
 }
 
-static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed, bool approximate)
+static int print_json(const vf_estimate *e, const char *runtime, bool explain, const vf_speed *speed, bool approximate)
 {
     json_t *o = json_object();
     json_object_set_new(o, "mode", json_string(e->mode == VF_MODE_TRAINING ? "training" : "inference"));
     json_object_set_new(o, "approximate", json_boolean(approximate));
-    json_object_set_new(o, "runtime", json_string(vf_runtime_name(e->runtime)));
+    json_object_set_new(o, "runtime", json_string(runtime));
     json_object_set_new(o, "total_bytes", vf_json_u64(e->total_bytes));
     json_object_set_new(o, "per_gpu_bytes", vf_json_u64(e->per_gpu_bytes));
     /* what the device holds at the peak, as nvidia-smi shows the process, and its parts */
@@ -96,7 +96,7 @@ static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed,
     for (int i = 0; i < 6; i++)
         json_object_set_new(comp, c[i].name, vf_json_u64(c[i].bytes));
     json_object_set_new(o, "components", comp);
-    json_object_set_new(o, "assumptions", assumptions_json(e));
+    json_object_set_new(o, "assumptions", assumptions_json(e, runtime));
     if (e->runtime == VF_RUNTIME_VLLM && e->mode == VF_MODE_INFERENCE) {
         json_object_set_new(o, "starts", json_boolean(e->starts));
         if (!e->starts)
@@ -132,11 +132,10 @@ static int print_json(const vf_estimate *e, bool explain, const vf_speed *speed,
 
 #define BAR 50
 
-static void print_table(const char *src, const vf_estimate *e, vf_units u, bool explain)
+static void print_table(const char *src, const vf_estimate *e, const char *runtime, vf_units u, bool explain)
 {
     char b1[32], b2[32], b3[32], b4[32], b5[32];
-    printf("%s: %s, runtime %s\n\n", src, e->mode == VF_MODE_TRAINING ? "training" : "inference",
-           vf_runtime_name(e->runtime));
+    printf("%s: %s, runtime %s\n\n", src, e->mode == VF_MODE_TRAINING ? "training" : "inference", runtime);
     component c[6];
     components_of(e, c);
     uint64_t sum = 0;
@@ -278,12 +277,12 @@ int cmd_estimate(int argc, char **argv)
     if (o.infer.gpu_name[0] && vf_gpu_lookup(o.infer.gpu_name, &gpu, NULL) == VF_OK && gpu.from_catalog)
         vf_speed_bounds(m, &o, e, &gpu.gpu, e->gpus ? e->gpus : 1, &speed);
     if (json) {
-        rc = print_json(e, explain, &speed, vf_model_approximate(m) != NULL);
+        rc = print_json(e, vf_cli_runtime_label(e->runtime, vf_model_format(m) == VF_FORMAT_ONNX), explain, &speed, vf_model_approximate(m) != NULL);
     } else {
         const vf_hparams *hp = vf_model_hparams(m);
         if (vf_model_approximate(m))
             printf("APPROXIMATE: %s\n", vf_model_approximate(m));
-        print_table(hp->name[0] ? hp->name : src, e, units, explain);
+        print_table(hp->name[0] ? hp->name : src, e, vf_cli_runtime_label(e->runtime, vf_model_format(m) == VF_FORMAT_ONNX), units, explain);
         if (speed.known) {
             printf("\n");
             vf_cli_print_speed(&speed, &o, e->context, gpu.gpu.bandwidth_gbs);

@@ -251,7 +251,8 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
 {
     char b1[32], b2[32], b3[32];
     vf_units u = a->units;
-    printf("Model:  %s (%s, runtime %s)\n", model, vf_cli_mode_name(&a->est), vf_runtime_name(a->est.runtime));
+    printf("Model:  %s (%s, runtime %s)\n", model, vf_cli_mode_name(&a->est),
+           vf_cli_runtime_label(a->est.runtime, a->graph));
     if (a->approx_why)
         printf("APPROXIMATE: %s\n", a->approx_why);
     printf("GPU:    %s x%u, %s each", c->name, a->nodes && c->count == 1 ? a->nodes * f->gpus_per_node : c->count,

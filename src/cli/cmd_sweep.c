@@ -73,7 +73,7 @@ static int print_json(const vf_cli_fit_args *a, const vf_gpu_choice *g, const ch
     json_t *j = json_object();
     json_object_set_new(j, "over", json_string(over));
     json_object_set_new(j, "mode", json_string(vf_cli_mode_name(&a->est)));
-    json_object_set_new(j, "runtime", json_string(vf_runtime_name(a->est.runtime)));
+    json_object_set_new(j, "runtime", json_string(vf_cli_runtime_label(a->est.runtime, a->graph)));
     json_object_set_new(j, "gpu", g ? json_string(g->name) : json_null());
     json_object_set_new(j, "gpu_count", json_integer(g ? g->count : 0));
     json_object_set_new(j, "gpu_bytes", json_integer(g ? (json_int_t)g->gpu.memory_bytes : 0));
@@ -89,7 +89,7 @@ static void print_table(const vf_cli_fit_args *a, const vf_gpu_choice *g, const 
 {
     char b1[32], b2[32];
     printf("%s per GPU against %s (%s, runtime %s)%s%s\n\n", "Memory", over, vf_cli_mode_name(&a->est),
-           vf_runtime_name(a->est.runtime), g ? " on " : "", g ? g->name : "");
+           vf_cli_runtime_label(a->est.runtime, a->graph), g ? " on " : "", g ? g->name : "");
     printf("  %12s %14s %14s%s\n", over, "needs", "estimate", g ? "  fits" : "");
     for (size_t i = 0; i < n; i++) {
         if (p[i].status != VF_OK) {

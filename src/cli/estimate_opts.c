@@ -53,7 +53,8 @@ const struct option vf_cli_estimate_options[] = {
 
 void vf_cli_infer_opts_help(FILE *f)
 {
-    fputs("  --runtime R            transformers | vllm | llamacpp | litgpt | generic (the plain sum)\n"
+    fputs("  --runtime R            transformers | vllm | llamacpp | litgpt | generic (the plain sum);\n"
+          "                         pytorch: the transformers runtime's PyTorch process, as a graph (.onnx) runs\n"
           "  --weights W            re-price the weights: a dtype (bf16, fp32, q8_0, ...), a llama.cpp file\n"
           "                         type (q4_k_m, q5_k_s, q3_k_l, iq4_xs, ...) or a load scheme (int8, int4,\n"
           "                         nf4, nf4-dq, fp8, gptq[-intB][-gN], awq[-gN])\n"
@@ -234,7 +235,7 @@ int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
     case VF_OPT_RUNTIME:
         if (strcasecmp(arg, "generic") == 0)
             o->runtime = VF_RUNTIME_GENERIC;
-        else if (strcasecmp(arg, "transformers") == 0 || strcasecmp(arg, "hf") == 0)
+        else if (strcasecmp(arg, "transformers") == 0 || strcasecmp(arg, "hf") == 0 || strcasecmp(arg, "pytorch") == 0)
             o->runtime = VF_RUNTIME_TRANSFORMERS;
         else if (strcasecmp(arg, "vllm") == 0)
             o->runtime = VF_RUNTIME_VLLM;
@@ -360,6 +361,15 @@ bool vf_cli_options_merge(struct option *out, size_t cap, const struct option *c
         return false;
     memset(&out[k], 0, sizeof out[k]);
     return true;
+}
+
+/* A graph (.onnx) runs in a plain PyTorch process: the transformers runtime's
+ * costs (the CUDA context, cuBLAS's workspace) without transformers. */
+const char *vf_cli_runtime_label(vf_runtime r, bool graph)
+{
+    if (r == VF_RUNTIME_TRANSFORMERS && graph)
+        return "pytorch";
+    return vf_runtime_name(r);
 }
 
 void vf_cli_default_runtime(vf_estimate_opts *o, const vf_model *m)

@@ -62,5 +62,7 @@ bool vf_cli_options_merge(struct option *out, size_t cap, const struct option *c
  * (inference and Trainer). The "generic" plain sum omits the engine's own
  * memory, so it is never the silent default of a does-it-fit answer. */
 void vf_cli_default_runtime(vf_estimate_opts *o, const vf_model *m);
+/* The runtime's name as printed: "pytorch" for a graph on the PyTorch runtime. */
+const char *vf_cli_runtime_label(vf_runtime r, bool graph);
 
 #endif

@@ -27,6 +27,14 @@ check_json "onnx: resnet50 batch 32 weights and activations" 0 \
     ".components.weights == $W50 and .components.activations == $((32 * (10436608 + 602112)))" \
     "$VF" estimate "$R50" --batch 32 --runtime generic --json
 check_out "onnx: resnet50 estimate shows the components" 0 "activations" "$VF" estimate "$R50" --batch 32
+# the runtime a graph is shown under: a plain PyTorch process by default, generic when asked
+check_json "onnx: default runtime is named pytorch" 0 '.runtime == "pytorch" and .assumptions.runtime == "pytorch"' \
+    "$VF" estimate "$R50" --json
+check_out "onnx: the table names it too" 0 "runtime pytorch" "$VF" estimate "$R50"
+check_out "onnx: fit names it" 0 "runtime pytorch" "$VF" fit "$R50" --gpu T4
+check_json "onnx: --runtime generic is named generic" 0 '.runtime == "generic"' "$VF" estimate "$R50" --runtime generic --json
+check_json "onnx: --runtime pytorch is the PyTorch runtime" 0 '.runtime == "pytorch" and .components.overhead > 0' \
+    "$VF" estimate "$R50" --runtime pytorch --json
 # fit: the largest batch on a T4, derived by hand: weights + batch x (peak + input per sample)
 # + the margin, one allocator segment for the largest tensor (conv1's and layer1's outputs,
 # 64 x 112 x 112 = 256 x 56 x 56 = 802,816 floats, 3,211,264 B a sample) rounded up to 2 MiB,
