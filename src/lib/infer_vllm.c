@@ -88,6 +88,7 @@ void vf__pp_indices(uint32_t layers, uint32_t rank, uint32_t pp, uint32_t *start
  * dtypes, the split. */
 typedef struct vcfg {
     bool is_v1, big;
+    bool graphs_in_budget; /* 0.21+: the graphs' estimate is taken out of the KV budget */
     uint32_t tp, pp;
     double util;
     uint64_t gpu_bytes, mml, mnbt, mns, seqs, requested, swa_tok, a, rope, non_torch, overhead, graphs, ctx;
@@ -194,6 +195,11 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
     if (!io->enforce_eager)
         graphs(hp, io, c, major, minor);
     c->graphs = c->gr.bytes;
+    /* vLLM 0.21+ profiles the graphs before sizing the pool and takes its
+     * estimate out of the budget (gpu_model_runner.py profile_cudagraph_memory,
+     * gpu_worker.py: "CUDA graph memory profiling is enabled (default since
+     * v0.21.0)"); before, they were captured after it, outside the budget */
+    c->graphs_in_budget = c->graphs && (!io->vllm_version[0] || major > 0 || minor >= 21);
     c->ctx = ctx_in_non_torch ? 0 : vf__torch_context_bytes(o, false, c->ctx_why, sizeof c->ctx_why);
     if (ctx_in_non_torch)
         snprintf(c->ctx_why, sizeof c->ctx_why, "CUDA context inside vLLM 0.6's non-torch memory");
@@ -324,7 +330,7 @@ static uint32_t size_pools(const vcfg *c, vstage *st, vf_estimate *e)
     uint64_t units = UINT64_MAX;
     for (uint32_t r = 0; r < c->pp; r++) {
         vstage *s = &st[r];
-        s->non_kv = vf__sadd(vf__sadd(s->weights, s->act), c->non_torch);
+        s->non_kv = vf__sadd(vf__sadd(s->weights, s->act), vf__sadd(c->non_torch, c->graphs_in_budget ? c->graphs : 0));
         uint64_t u = c->requested > s->non_kv && s->page ? (c->requested - s->non_kv) / s->page : 0;
         if (c->requested <= s->non_kv && e->starts) {
             e->starts = false;
@@ -381,8 +387,10 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
     vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(c->kt)->name, vf_dtype_get(c->vt)->name,
                vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
     vf__assume(e, "non-torch memory %.2f GiB (vLLM's logs, vllm PRs #12126/#14447, 0.6.x: #10511); overhead = that + "
-               "CUDA graphs %.2f GiB (captured after the pool is sized) + CUDA context, outside the pool",
-               (double)c->non_torch / GIB, (double)c->graphs / GIB);
+               "CUDA graphs %.2f GiB (%s) + CUDA context, outside the pool",
+               (double)c->non_torch / GIB, (double)c->graphs / GIB,
+               c->graphs_in_budget ? "profiled first and taken out of the pool's budget, vLLM 0.21+"
+                                   : "captured after the pool is sized, outside the budget");
     vf__assume(e, "%s", c->ctx_why);
     if (c->gr.sizes)
         vf__assume(e, "CUDA graphs = %u capture sizes up to %llu tokens%s, %u graphs (%s); one shared pool %.0f MiB + "
@@ -395,9 +403,12 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
                    (double)c->gr.pool / (1 << 20), c->gr.sizes + c->gr.full_sizes,
                    (double)c->gr.per_size / (1 << 20), c->gr.layers,
                    (unsigned long long)(vf__vllm_graph_layer_bytes(hp) >> 10));
-    vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu = %llu B",
+    char gterm[64] = "";
+    if (c->graphs_in_budget)
+        snprintf(gterm, sizeof gterm, " - CUDA graphs %llu (0.21+)", (unsigned long long)c->graphs);
+    vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu%s = %llu B",
                 (double)o->gpu_bytes / GIB, c->util, (unsigned long long)s->weights, (unsigned long long)s->act,
-                (unsigned long long)c->non_torch, (unsigned long long)s->pool);
+                (unsigned long long)c->non_torch, gterm, (unsigned long long)s->pool);
     vf__explain(e, "activation peak = max(forward %llu x (3 x %llu + 3 x %llu) x %llu = %llu, sampler hidden %llu + "
                 "%llu x %llu logits x (%llu + 16) + sort scratch %llu = %llu%s) + cuBLAS workspace %llu = %llu B",
                 (unsigned long long)c->mnbt, (unsigned long long)hp->hidden_size,

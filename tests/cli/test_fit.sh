@@ -33,10 +33,14 @@ check_json "fit: 70B suggestions re-checked and ranked" 1 \
     "$VF" fit $L70 --gpu H100 --runtime vllm --context 8192 --json
 # Published (issue 6; measured.csv has no Qwen3-32B row): Qwen3-32B on one H100 at 16k context
 # leaves only a few GiB of KV cache. Independent arithmetic bounds it: 0.9 x 79.18 GiB = 71.3 GiB
-# for vLLM, less ~61 GiB of bf16 weights (32.8 B parameters) and the activation peak.
+# for vLLM, less ~61 GiB of bf16 weights (32.8 B parameters) and the activation peak (vLLM 0.11,
+# as measured.csv A7f: 4.45 GiB of KV at 16000). From 0.21 vLLM takes its CUDA-graph estimate
+# (~1.2 GiB here) out of that budget too, and 16k (4 GiB of KV) no longer fits.
 check_json "fit: Qwen3-32B on H100 at 16k: a few GiB of KV" 0 \
     '.fits == true and .kv_cache_bytes > 1073741824 and .kv_cache_bytes < 8*1073741824' \
-    "$VF" fit Qwen/Qwen3-32B --gpu H100 --runtime vllm --context 16384 --json
+    "$VF" fit Qwen/Qwen3-32B --gpu H100 --runtime vllm --context 16384 --vllm-version 0.11.0 --json
+check_json "fit: Qwen3-32B on H100 at 16k, vLLM 0.21: the graphs leave too little KV" 1 \
+    '.fits == false' "$VF" fit Qwen/Qwen3-32B --gpu H100 --runtime vllm --context 16384 --vllm-version 0.21.0 --json
 
 # Past one node (issue 14): Llama-3.1-405B in bf16 is 405.85 B parameters x 2 B = 756 GiB of
 # weights. Over one node of 8 H100 that is 94.5 GiB a GPU, more than vLLM's 0.9 x 79.18 GiB;

@@ -462,16 +462,28 @@ static void knobs(void **state)
     vf_estimate all = itl_run(m, &o);
     assert_true(all.activations >= 4096ull * 128256 * 6);
     assert_true(sdpa.activations < 4096ull * 128256 * 6);
-    /* vLLM: --enforce-eager drops the CUDA-graph pool, the KV pool is unchanged */
+    /* vLLM before 0.21: --enforce-eager drops the CUDA-graph memory, captured
+     * after the KV pool is sized, so the pool is unchanged */
     vf_estimate_opts_init(&o);
     o.runtime = VF_RUNTIME_VLLM;
     o.gpu_bytes = 80ull << 30;
     o.infer.max_model_len = 8192;
+    snprintf(o.infer.vllm_version, sizeof o.infer.vllm_version, "0.19.0");
     vf_estimate graphs = itl_run(m, &o);
     o.infer.enforce_eager = true;
     vf_estimate eagerv = itl_run(m, &o);
     assert_int_equal(graphs.kv_cache, eagerv.kv_cache);
     assert_true(graphs.overhead > eagerv.overhead);
+    /* 0.21+ and the current version profile the graphs first and take their
+     * estimate out of the pool's budget: the pools differ by it, to a block
+     * (32 layers x 16 tokens x 2 x 8 x 128 x 2 B = 2 MiB) */
+    o.infer.vllm_version[0] = 0;
+    vf_estimate eagerc = itl_run(m, &o);
+    o.infer.enforce_eager = false;
+    vf_estimate graphc = itl_run(m, &o);
+    assert_true(graphc.cuda_graph_bytes > 0);
+    uint64_t d = eagerc.kv_cache - graphc.kv_cache;
+    assert_true(d + (2u << 20) > graphc.cuda_graph_bytes && d < graphc.cuda_graph_bytes + (2u << 20));
     /* absurd knobs: finite figures, no overflow wrap (saturating products) */
     for (int r = 0; r <= VF_RUNTIME_LLAMACPP; r++) {
         vf_estimate_opts_init(&o);
