@@ -188,15 +188,18 @@ sameEstimate('llama.cpp breakdown = estimate --json with its knobs', await break
 // 9b. The knobs the page once showed as bare boxes under "Other knobs": each has a label and a
 // group of its own (from the commands' --help), and goes only to the commands that take it.
 const LABELLED = ['alloc-conf', 'cuda-context', 'cuda-version', 'draft', 'draft-tokens', 'mmproj', 'max-images', 'image-size',
-  'enable-lora', 'max-loras', 'max-lora-rank', 'input', 'grads-kept', 'torch-version', 'nodes', 'approximate'];
+  'enable-lora', 'max-loras', 'max-lora-rank', 'input', 'grads-kept', 'torch-version', 'nodes', 'approximate', 'margin'];
 const bare = await page.evaluate(names => names.filter(n => { const l = document.querySelector(`label[data-knob="${n}"]`);
   return !l || l.closest('fieldset').id === 'g-other' || /^--/.test(l.textContent.trim()); }), LABELLED);
 check('every knob has a label and a group of its own (none left under "Other knobs")', bare.length === 0, bare.join(' '));
-const P9b = { model: 'Qwen/Qwen3-8B', gpu: 'RTX4090', 'alloc-conf': 'expandable_segments:True', nodes: 1 };
+const P9b = { model: 'Qwen/Qwen3-8B', gpu: 'RTX4090', 'alloc-conf': 'expandable_segments:True', nodes: 1, margin: '3GiB' };
 await view(page, '/?' + query(P9b));
 check('a PyTorch knob from the link fills its box', await page.$eval('#k-alloc-conf', el => el.value) === 'expandable_segments:True', 'empty');
-const { nodes: _n, ...P9e } = P9b;
-sameEstimate('--alloc-conf passed on; fit\'s --nodes not sent to estimate (estimate --json)', await breakdown(page), cli('estimate', P9e));
+const { nodes: _n, margin: _m, ...P9e } = P9b;
+sameEstimate('--alloc-conf passed on; fit\'s --nodes and --margin not sent to estimate (estimate --json)', await breakdown(page), cli('estimate', P9e));
+const f9 = cli('fit', P9b), v9 = await page.$eval('#verdict', el => el.textContent).catch(() => '');
+const need9 = (f9.needed_bytes / 1073741824).toFixed(2) + ' GiB'; // the page's gib(): GiB with 2 decimals
+check('fit\'s --margin sent to fit (the verdict is fit --margin 3GiB\'s)', v9.startsWith(f9.fits ? 'Fits' : 'Does not fit') && v9.includes('needs ' + need9), `page '${v9}', CLI needs ${need9}`);
 
 // 10. Errors in words: the CLI's one line for a bad knob; the server's for a name it will not open.
 const mark = problems.length;

@@ -32,6 +32,11 @@ static void test_ids(void **state)
     memset(longname, 'a', sizeof longname);
     longname[0] = 'o', longname[1] = '/', longname[sizeof longname - 1] = '\0';
     assert_false(vf__hub_id_parse(longname, &id)); /* over 96 characters */
+    /* the public check the page's server relies on: the same rules, and no path passes */
+    assert_true(vf_hub_id_valid("org/name") && vf_hub_id_valid("hf://org/name@main:Q8_0"));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(vf_hub_id_valid(bad[i]));
+    assert_false(vf_hub_id_valid(NULL) || vf_hub_id_valid("../etc/passwd") || vf_hub_id_valid("org/../x"));
 }
 
 static void test_origin_and_redirects(void **state)
