@@ -24,9 +24,34 @@ if [ -z "$port" ]; then
     kill $pid 2>/dev/null
     exit 1
 fi
-timeout 300 node tests/page/page.test.mjs "$port" "$VF" "${BUILD:-build}/page"
+# A second server with --hub, against the stand-in Hub (tests/hub/hubserver.c,
+# loopback): the page with a Hub id (its own caches, offline unset for it only).
+B=${BUILD:-build}
+hubargs=
+if [ -x "$B/tests/hubserver" ] && [ -x "$B/tests/gen_repo" ] && "$B/tests/gen_repo" "$TMP/repos" >/dev/null; then
+    "$B/tests/hubserver" --root "$TMP/repos" --port-file "$TMP/hubport" --max-seconds 300 &
+    hspid=$!
+    w=0
+    while [ ! -s "$TMP/hubport" ] && [ $w -lt 50 ]; do sleep 0.1; w=$((w + 1)); done
+    read -r api _ <"$TMP/hubport"
+    : >"$TMP/serve2.err"
+    env -u HF_HUB_OFFLINE HF_ENDPOINT="http://127.0.0.1:$api" XDG_CACHE_HOME="$TMP/xdg" HF_HUB_CACHE="$TMP/nohf" \
+        NO_PROXY='*' "$VF" serve --hub --addr 127.0.0.1:0 2>"$TMP/serve2.err" &
+    pid2=$!
+    i=0
+    while [ $i -lt 100 ]; do
+        port2=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve2.err")
+        [ -n "$port2" ] && break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    [ -n "$port2" ] && hubargs="$port2 $api"
+fi
+[ -n "$hubargs" ] || fail "page: a server with --hub and the stand-in Hub" "did not start"
+# shellcheck disable=SC2086 # two words, or none
+timeout 300 env HF_ENDPOINT="http://127.0.0.1:$api" NO_PROXY='*' node tests/page/page.test.mjs "$port" "$VF" "$B/page" $hubargs
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "page: browser run" "exit $rc"
-kill $pid 2>/dev/null
+kill $pid ${pid2:-} ${hspid:-} 2>/dev/null
 wait $pid 2>/dev/null
 exit 0

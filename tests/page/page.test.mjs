@@ -11,7 +11,7 @@ import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const [port, VF, SHOTS] = process.argv.slice(2);
+const [port, VF, SHOTS, HUBSERVE, HUBAPI] = process.argv.slice(2);
 const BASE = `http://127.0.0.1:${port}`;
 mkdirSync(SHOTS, { recursive: true });
 let failed = 0;
@@ -20,11 +20,11 @@ const fail = (name, why) => { failed++; console.log(`FAIL ${name}: ${String(why)
 function check(name, cond, why) { if (cond) ok(name); else fail(name, why); }
 
 // The CLI's --json for the same inputs: each parameter as --name=value, flags as --name.
-function cli(cmd, params, extra = []) {
+function cli(cmd, params, extra = [], env = process.env) {
   const args = [cmd, '--json'];
   for (const [k, v] of Object.entries(params)) if (k !== 'model') args.push(v === true ? `--${k}` : `--${k}=${v}`);
   args.push(...extra, '--', params.model);
-  try { return JSON.parse(execFileSync(VF, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })); }
+  try { return JSON.parse(execFileSync(VF, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env })); }
   catch (e) {
     if (e.status === 1 && e.stdout) return JSON.parse(e.stdout); // fit: does not fit, still an answer
     return { error: String(e.stderr).split('\n')[0].replace(/^vramfit: /, ''), exit: e.status };
@@ -248,6 +248,28 @@ await page.screenshot({ path: join(SHOTS, 'page-dark.png'), fullPage: true });
 // 13. Offline and clean.
 check('nothing fetched from elsewhere (no CDN, no web fonts)', foreign.length === 0, foreign.join(' '));
 check('no console errors', problems.length === 0, problems.join(' | '));
+
+// 14. A Hub id on a server started with --hub (the stand-in Hub): the label says so, the figures
+// are the CLI's for hf://ID, and the Hub is asked once: the page's first estimate fills vramfit's
+// cache, the four other answers read it (five commands at once would each fetch the headers).
+if (HUBSERVE) {
+  const HB = `http://127.0.0.1:${HUBSERVE}`, stats = async () => (await fetch(`http://127.0.0.1:${HUBAPI}/_stats`)).json();
+  const hp = await ctx.newPage();
+  watch(hp);
+  const r0 = (await stats()).requests;
+  await hp.goto(HB + '/?model=fp8org/mixed&context=1024');
+  await hp.waitForSelector('body[data-ready]', { timeout: 60000 });
+  const asked = (await stats()).requests - r0;
+  const label = await hp.$eval('label[data-knob="model"]', el => el.textContent);
+  check('--hub: the model box says it takes a Hub id', /Hub id/.test(label), label);
+  const fresh = mkdtempSync(join(tmpdir(), 'vramfit-hubcache-'));
+  const eh = cli('estimate', { model: 'hf://fp8org/mixed', context: 1024 }, [], { ...process.env, HF_HUB_OFFLINE: '', XDG_CACHE_HOME: fresh });
+  const once = (await stats()).requests - r0 - asked;
+  sameEstimate('--hub: a Hub id\'s breakdown = estimate hf://ID --json', await breakdown(hp), eh);
+  check('--hub: the page asked the Hub as often as one command does', asked > 0 && asked === once, `page ${asked} requests, one CLI run ${once}`);
+  rmSync(fresh, { recursive: true, force: true });
+  await hp.close();
+}
 
 await ctx.close();
 rmSync(dataDir, { recursive: true, force: true });
