@@ -25,13 +25,19 @@ typedef struct blk {
     uint64_t addr, size;
     uint64_t gc_base; /* the pool's get_free_block count when it was cached */
     uint32_t prev, next;
+    uint32_t lt, rt; /* children in its pool's cache tree (while cached) */
     bool small, allocated, mapped, live;
     bool pinned; /* in a segment with a block that is never freed (dropped by a freeze): never unsplit */
 } blk;
 
+/* The cached blocks of a pool ordered by (size, addr), as the source's
+ * std::set<Block*, BlockComparatorSize>: a treap over the block slots
+ * (priorities hashed from the slot), so a cache of ~100k blocks (a training
+ * step of DeepSeek-V3: a gradient per tensor) costs log n per operation,
+ * not a shift of the whole list. */
 typedef struct pool {
-    uint32_t *free;   /* cached blocks sorted by (size, addr) */
-    uint32_t n_free, cap_free;
+    uint32_t root;
+    uint32_t n_free;
     uint64_t gc_calls;
     uint32_t tail;    /* expandable: the unmapped rest of the segment's address space */
 } pool;
@@ -221,45 +227,111 @@ static bool less(vf__talloc *a, uint32_t x, uint64_t size, uint64_t addr)
     return bx->size < size || (bx->size == size && bx->addr < addr);
 }
 
+/* A slot's treap priority: a fixed mix of its number (splitmix32). */
+static uint32_t prio(uint32_t i)
+{
+    i += 0x9e3779b9u;
+    i = (i ^ (i >> 16)) * 0x85ebca6bu;
+    i = (i ^ (i >> 13)) * 0xc2b2ae35u;
+    return i ^ (i >> 16);
+}
+
+/* Trees l and r, every key of l below every key of r, joined. */
+static uint32_t merge(vf__talloc *a, uint32_t l, uint32_t r)
+{
+    if (!l || !r)
+        return l ? l : r;
+    if (prio(l) > prio(r)) {
+        B(a, l)->rt = merge(a, B(a, l)->rt, r);
+        return l;
+    }
+    B(a, r)->lt = merge(a, l, B(a, r)->lt);
+    return r;
+}
+
+/* Tree t cut into the keys below (size, addr) and the rest. */
+static void split(vf__talloc *a, uint32_t t, uint64_t size, uint64_t addr, uint32_t *l, uint32_t *r)
+{
+    if (!t) {
+        *l = *r = NONE;
+    } else if (less(a, t, size, addr)) {
+        *l = t;
+        split(a, B(a, t)->rt, size, addr, &B(a, t)->rt, r);
+    } else {
+        *r = t;
+        split(a, B(a, t)->lt, size, addr, l, &B(a, t)->lt);
+    }
+}
+
 /* First cached block not less than (size, addr): std::set::lower_bound. */
 static uint32_t lower_bound(vf__talloc *a, const pool *p, uint64_t size, uint64_t addr)
 {
-    uint32_t lo = 0, hi = p->n_free;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (less(a, p->free[mid], size, addr))
-            lo = mid + 1;
-        else
-            hi = mid;
+    uint32_t t = p->root, best = NONE;
+    while (t) {
+        if (less(a, t, size, addr)) {
+            t = B(a, t)->rt;
+        } else {
+            best = t;
+            t = B(a, t)->lt;
+        }
     }
-    return lo;
+    return best;
 }
 
-static bool cache_insert(vf__talloc *a, pool *p, uint32_t i)
+/* The last cached block below (size, addr) (NONE when none is): with
+ * (UINT64_MAX, UINT64_MAX) the largest. Walks the cache downwards by key,
+ * so blocks released on the way do not disturb it. */
+static uint32_t cache_below(vf__talloc *a, const pool *p, uint64_t size, uint64_t addr)
 {
-    if (p->n_free == p->cap_free) {
-        uint32_t cap = p->cap_free ? p->cap_free * 2 : 64;
-        uint32_t *nf = realloc(p->free, (size_t)cap * sizeof *nf);
-        if (!nf)
-            return false;
-        p->free = nf;
-        p->cap_free = cap;
+    uint32_t t = p->root, best = NONE;
+    while (t) {
+        if (less(a, t, size, addr)) {
+            best = t;
+            t = B(a, t)->rt;
+        } else {
+            t = B(a, t)->lt;
+        }
     }
-    uint32_t at = lower_bound(a, p, B(a, i)->size, B(a, i)->addr);
-    memmove(p->free + at + 1, p->free + at, (size_t)(p->n_free - at) * sizeof *p->free);
-    p->free[at] = i;
+    return best;
+}
+
+/* The cached block after block i by key (NONE at the end). */
+static uint32_t cache_after(vf__talloc *a, const pool *p, uint32_t i)
+{
+    return lower_bound(a, p, B(a, i)->size, B(a, i)->addr + 1);
+}
+
+/* The link (root or child field) below which i's key belongs, going down
+ * while the nodes' priorities stay above stop's (pass 0 to reach the node
+ * with i's key or an empty link). */
+static uint32_t *cache_link(vf__talloc *a, pool *p, uint32_t i, uint32_t stop)
+{
+    uint32_t *link = &p->root;
+    while (*link && *link != i && (!stop || prio(*link) > prio(stop))) {
+        const blk *t = B(a, *link);
+        link = less(a, i, t->size, t->addr) ? &B(a, *link)->lt : &B(a, *link)->rt;
+    }
+    return link;
+}
+
+/* Treap insertion: down to where i's priority belongs, the subtree there
+ * split around i's key. */
+static void cache_insert(vf__talloc *a, pool *p, uint32_t i)
+{
+    uint32_t *link = cache_link(a, p, i, i);
+    split(a, *link, B(a, i)->size, B(a, i)->addr, &B(a, i)->lt, &B(a, i)->rt);
+    *link = i;
     p->n_free++;
     B(a, i)->gc_base = p->gc_calls;
-    return true;
 }
 
 static void cache_erase(vf__talloc *a, pool *p, uint32_t i)
 {
-    uint32_t at = lower_bound(a, p, B(a, i)->size, B(a, i)->addr);
-    if (at < p->n_free && p->free[at] == i) {
-        memmove(p->free + at, p->free + at + 1, (size_t)(p->n_free - at - 1) * sizeof *p->free);
-        p->n_free--;
-    }
+    uint32_t *link = cache_link(a, p, i, NONE);
+    if (*link != i)
+        return; /* not cached */
+    *link = merge(a, B(a, i)->lt, B(a, i)->rt);
+    p->n_free--;
 }
 
 static pool *pool_of(vf__talloc *a, uint32_t i) { return &a->pools[B(a, i)->small ? 0 : 1]; }
@@ -311,17 +383,15 @@ static uint32_t get_free_block(vf__talloc *a, pool *p, uint64_t size)
 {
     if (a->allowed && a->c.gc_threshold > 0)
         p->gc_calls++;
-    uint32_t at = lower_bound(a, p, size, 0);
-    if (at >= p->n_free)
+    uint32_t i = lower_bound(a, p, size, 0);
+    if (!i)
         return NONE;
-    uint32_t i = p->free[at];
     uint64_t bs = B(a, i)->size, ms = a->c.max_split;
     if (size < ms && bs >= ms)
         return NONE;
     if (size >= ms && bs >= size + LARGE_BUFFER)
         return NONE;
-    memmove(p->free + at, p->free + at + 1, (size_t)(p->n_free - at - 1) * sizeof *p->free);
-    p->n_free--;
+    cache_erase(a, p, i);
     return i;
 }
 
@@ -336,15 +406,26 @@ static void release_block(vf__talloc *a, pool *p, uint32_t i)
 
 static bool unsplit(vf__talloc *a, uint32_t i) { return !B(a, i)->prev && !B(a, i)->next && !B(a, i)->pinned; }
 
+/* Every unsplit cached block of p that keep() does not keep, largest first. */
+static uint64_t release_unsplit(vf__talloc *a, pool *p, bool (*keep)(const vf__talloc *, const blk *, double),
+                                double avg)
+{
+    uint64_t size = UINT64_MAX, addr = UINT64_MAX, got = 0;
+    for (uint32_t i; (i = cache_below(a, p, size, addr)) != NONE;) {
+        size = B(a, i)->size, addr = B(a, i)->addr;
+        if (unsplit(a, i) && !(keep && keep(a, B(a, i), avg))) {
+            got += size;
+            release_block(a, p, i);
+        }
+    }
+    return got;
+}
+
 /* release_cached_blocks / release_blocks: every unsplit cached segment. */
 static void release_cached(vf__talloc *a)
 {
-    for (int k = 0; k < 2; k++) {
-        pool *p = &a->pools[k];
-        for (uint32_t j = p->n_free; j-- > 0;)
-            if (j < p->n_free && unsplit(a, p->free[j]))
-                release_block(a, p, p->free[j]);
-    }
+    for (int k = 0; k < 2; k++)
+        release_unsplit(a, &a->pools[k], NULL, 0);
 }
 
 /* release_available_cached_blocks: with max_split_size set, oversize cached
@@ -355,17 +436,23 @@ static bool release_available(vf__talloc *a, pool *p, uint64_t size)
         return false;
     uint64_t key = size < a->c.max_split ? a->c.max_split : size;
     uint32_t at = lower_bound(a, p, key, 0);
-    if (at < p->n_free) {
-        release_block(a, p, p->free[at]);
+    if (at) {
+        release_block(a, p, at);
         return true;
     }
     uint64_t freed = 0;
-    while (freed < key && p->n_free && B(a, p->free[p->n_free - 1])->size >= a->c.max_split) {
-        uint32_t i = p->free[p->n_free - 1];
+    for (uint32_t i; freed < key && (i = cache_below(a, p, UINT64_MAX, UINT64_MAX)) != NONE &&
+                     B(a, i)->size >= a->c.max_split;) {
         freed += B(a, i)->size;
         release_block(a, p, i);
     }
     return freed >= key;
+}
+
+/* A block younger than the average age stays. */
+static bool young(const vf__talloc *a, const blk *x, double avg)
+{
+    return (double)(a->pools[1].gc_calls - x->gc_base) < avg;
 }
 
 /* garbage_collect_cached_blocks: above threshold x allowed, unsplit large
@@ -380,23 +467,15 @@ static void garbage_collect(vf__talloc *a)
     for (;;) {
         double age = 0;
         uint32_t count = 0;
-        for (uint32_t j = 0; j < p->n_free; j++)
-            if (unsplit(a, p->free[j]))
-                age += (double)(p->gc_calls - B(a, p->free[j])->gc_base), count++;
+        for (uint32_t i = lower_bound(a, p, 0, 0); i; i = cache_after(a, p, i))
+            if (unsplit(a, i))
+                age += (double)(p->gc_calls - B(a, i)->gc_base), count++;
         if (!count || got >= target)
             return;
-        double avg = age / count;
-        bool freed = false;
-        for (uint32_t j = p->n_free; j-- > 0;) {
-            uint32_t i = j < p->n_free ? p->free[j] : NONE;
-            if (i && unsplit(a, i) && (double)(p->gc_calls - B(a, i)->gc_base) >= avg) {
-                got += B(a, i)->size;
-                release_block(a, p, i);
-                freed = true;
-            }
-        }
+        uint64_t freed = release_unsplit(a, p, young, age / count);
         if (!freed)
             return;
+        got += freed;
     }
 }
 
@@ -482,8 +561,7 @@ static uint32_t take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
         rx->prev = i;
         x->next = r;
         x->size = size;
-        if (!cache_insert(a, p, r))
-            return NONE;
+        cache_insert(a, p, r);
     }
     blk *x = B(a, i);
     x->allocated = true;
@@ -613,9 +691,20 @@ void vf__talloc_free(vf__talloc *a)
         return;
     free(a->b);
     free(a->spare);
-    free(a->pools[0].free);
-    free(a->pools[1].free);
     free(a);
+}
+
+/* The cached blocks of tree t of a into pool pc of c (slots through map),
+ * each keeping its age. */
+static void copy_cache(const vf__talloc *a, uint32_t t, vf__talloc *c, pool *pc, const uint32_t *map)
+{
+    while (t) {
+        const blk *x = &a->b[t - 1];
+        copy_cache(a, x->lt, c, pc, map);
+        cache_insert(c, pc, map[t]);
+        B(c, map[t])->gc_base = x->gc_base; /* cache_insert restamped it */
+        t = x->rt;
+    }
 }
 
 /* Copies of an allocator. keep_allocated false (a freeze): the allocated
@@ -656,10 +745,7 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
         pool *pc = &c->pools[k];
         pc->gc_calls = pa->gc_calls;
         pc->tail = pa->tail ? map[pa->tail] : NONE;
-        for (uint32_t f = 0; f < pa->n_free && ok; f++)
-            ok = cache_insert(c, pc, map[pa->free[f]]);
-        for (uint32_t f = 0; f < pc->n_free; f++) /* cache_insert restamped it */
-            B(c, pc->free[f])->gc_base = a->b[pa->free[f] - 1].gc_base;
+        copy_cache(a, pa->root, c, pc, map);
     }
     free(map);
     if (!ok) {

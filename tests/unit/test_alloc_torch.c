@@ -313,13 +313,54 @@ static void freeze_behaves_alike(void **state)
     }
 }
 
+/* A cache of thousands of blocks (a training step caches a gradient per
+ * tensor): get_free_block still takes the smallest block that fits, the
+ * lowest address among equal sizes (BlockComparatorSize), whatever order
+ * they were freed in. Blocks of k x 2 MiB (k = 10..10+N-1, each >= 10 MiB:
+ * a segment of exactly its size, never split), twice over: the second set
+ * lies at higher addresses. */
+#define MANY 3000
+static void many_cached_blocks(void **state)
+{
+    (void)state;
+    vf__talloc *a = fresh("", 0);
+    static uint32_t h[2][MANY];
+    for (int set = 0; set < 2; set++)
+        for (uint32_t k = 0; k < MANY; k++)
+            assert_true((h[set][k] = vf__talloc_malloc(a, (10 + (uint64_t)k) * 2 * MiB)) != 0);
+    uint64_t segs = vf__talloc_stats(a).segments;
+    assert_int_equal(segs, 2 * MANY);
+    /* freed in a scrambled order (k -> k x 1237 mod MANY is a permutation: 1237 is prime, MANY is not its multiple) */
+    for (int set = 1; set >= 0; set--)
+        for (uint32_t k = 0; k < MANY; k++)
+            vf__talloc_release(a, h[set][(k * 1237u) % MANY]);
+    assert_int_equal(vf__talloc_stats(a).allocated, 0);
+    /* an exact size: the first set's block (lower address), then the second's */
+    assert_int_equal(vf__talloc_malloc(a, 500 * 2 * MiB), h[0][490]);
+    assert_int_equal(vf__talloc_malloc(a, 500 * 2 * MiB), h[1][490]);
+    /* between sizes: the next larger size (k = 491), lower address first */
+    assert_int_equal(vf__talloc_malloc(a, 500 * 2 * MiB - 4096), h[0][491]);
+    assert_int_equal(vf__talloc_malloc(a, 500 * 2 * MiB - 4096), h[1][491]);
+    assert_int_equal(vf__talloc_malloc(a, 500 * 2 * MiB - 4096), h[0][492]);
+    /* the largest two go, then a larger request makes a new segment */
+    assert_int_equal(vf__talloc_malloc(a, (10 + MANY - 1) * 2 * MiB), h[0][MANY - 1]);
+    assert_int_equal(vf__talloc_malloc(a, (10 + MANY - 1) * 2 * MiB), h[1][MANY - 1]);
+    assert_int_equal(vf__talloc_stats(a).segments, segs);
+    vf__talloc_malloc(a, (10 + MANY - 1) * 2 * MiB);
+    assert_int_equal(vf__talloc_stats(a).segments, segs + 1);
+    /* empty_cache returns every cached (unsplit) block: the 7 taken and the new one stay */
+    vf__talloc_empty_cache(a);
+    assert_int_equal(vf__talloc_stats(a).segments, 8);
+    vf__talloc_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rounding),   cmocka_unit_test(small_pool),         cmocka_unit_test(large_pool),
         cmocka_unit_test(reuse_and_merge), cmocka_unit_test(max_split),     cmocka_unit_test(expandable),
         cmocka_unit_test(empty_cache_and_limits), cmocka_unit_test(conf_parsing),
-        cmocka_unit_test(freeze_behaves_alike),
+        cmocka_unit_test(freeze_behaves_alike), cmocka_unit_test(many_cached_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
