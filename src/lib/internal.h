@@ -82,6 +82,9 @@ struct vf_model {
     /* the caching allocator's state after the weights, per load (replay_torch.c), the same way */
     struct vf__rmemo *rmemo;
     void (*rmemo_free)(struct vf__rmemo *);
+    /* a training step's replayed figures per set of inputs (train_replay.c), the same way */
+    struct vf__trmemo *trmemo;
+    void (*trmemo_free)(struct vf__trmemo *);
     struct vf__graph *graph;   /* a network read from its graph (ONNX), else NULL (graph.h) */
     uint64_t graph_bytes_read; /* bytes the graph reader read from its file */
 };

@@ -65,6 +65,8 @@ void vf_model_free(vf_model *m)
         m->wmemo_free(m->wmemo);
     if (m->rmemo_free)
         m->rmemo_free(m->rmemo);
+    if (m->trmemo_free)
+        m->trmemo_free(m->trmemo);
     vf__graph_free(m->graph);
     free(m->source);
     free(m);

@@ -14,6 +14,7 @@ vf_status vf__replay_open(vf__replay *r, const vf_estimate_opts *o, vf_error *er
     vf_status st = vf__tconf_parse(o->alloc_conf, &r->conf, err);
     if (st != VF_OK)
         return st;
+    r->device_bytes = o->gpu_bytes;
     r->a = vf__talloc_new(&r->conf, o->gpu_bytes);
     if (!r->a)
         return vf__err(err, VF_ENOMEM, "", "out of memory");
@@ -25,6 +26,8 @@ void vf__replay_close(vf__replay *r)
     vf__talloc_free(r->a);
     r->a = NULL;
 }
+
+vf__tstats vf__replay_stats(const vf__replay *r) { return r->kept ? r->stats : vf__talloc_stats(r->a); }
 
 uint32_t vf__replay_alloc(vf__replay *r, uint64_t bytes)
 {
@@ -185,7 +188,7 @@ void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf
 
 void vf__replay_finish(vf__replay *r, vf_estimate *e, uint64_t allocated, uint64_t context, uint64_t outside)
 {
-    vf__tstats s = vf__talloc_stats(r->a);
+    vf__tstats s = vf__replay_stats(r);
     uint64_t slack = 0;
     if (!r->broken && s.peak_reserved > s.peak_allocated)
         slack = s.peak_reserved - s.peak_allocated;

@@ -12,11 +12,16 @@ typedef struct vf__replay {
     vf__tconf conf;
     bool broken;    /* host memory ran out: the replay's figures are not used */
     uint64_t largest; /* the largest request after the weights (the step's) */
+    uint64_t device_bytes; /* the device's memory (a memory fraction's limit is its share) */
+    bool kept;      /* the figures are a kept replay's (stats), not a's */
+    vf__tstats stats;
 } vf__replay;
 
 /* Opens a replay with the process's PYTORCH_CUDA_ALLOC_CONF (o->alloc_conf). */
 VF_HIDDEN vf_status vf__replay_open(vf__replay *r, const vf_estimate_opts *o, vf_error *err);
 VF_HIDDEN void vf__replay_close(vf__replay *r);
+/* The allocator's figures: a's, or the kept ones of an identical replay. */
+VF_HIDDEN vf__tstats vf__replay_stats(const vf__replay *r);
 /* torch allocates bytes (0 is no allocation and returns 0). */
 VF_HIDDEN uint32_t vf__replay_alloc(vf__replay *r, uint64_t bytes);
 VF_HIDDEN void vf__replay_free(vf__replay *r, uint32_t h);

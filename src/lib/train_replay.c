@@ -11,7 +11,9 @@
 #include "replay_torch.h"
 #include "train_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_PIECES 64 /* tensors one term is laid out as */
 
@@ -32,6 +34,8 @@ typedef struct step_ctx {
     uint64_t uff;     /* one intermediate-sized one, act x tokens x ff */
     uint64_t ltv;     /* one fp32 logits-sized tensor */
     uint32_t *grads;  /* per tensor, 0 when none */
+    size_t *by_layer;   /* the trainable tensors of block l - 1 (0: outside) in file order, */
+    size_t *first;      /* from by_layer[first[l]] to by_layer[first[l + 1]] */
     bool states_made;
 } step_ctx;
 
@@ -41,10 +45,9 @@ static bool trainable(const vf_tensor *t) { return !(t->flags & (VF_TENSOR_NOT_P
  * selects the final norm and head against the embeddings). */
 static void make_grads(step_ctx *x, int32_t l, bool head)
 {
-    for (size_t i = 0; i < x->m->n_tensors; i++) {
+    for (size_t k = x->first[l + 1]; k < x->first[l + 2]; k++) {
+        size_t i = x->by_layer[k];
         const vf_tensor *t = &x->m->tensors[i];
-        if (!trainable(t) || t->layer != l)
-            continue;
         bool emb = t->role == VF_ROLE_EMBED || t->role == VF_ROLE_POS_EMBED;
         if (l < 0 && emb == head)
             continue;
@@ -183,12 +186,127 @@ static void one_step(step_ctx *x, tset *blocks, tset *outside)
     vf__replay_free(r, in0);
 }
 
-bool vf__train_replay(vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a, const vf__tcfg *c,
-                      const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+/* The trainable tensors grouped by block, each group in file order (a
+ * counting sort): the backward pass makes each block's gradients, and
+ * scanning every tensor per block would cost blocks x tensors. */
+static bool group_by_layer(step_ctx *x)
 {
-    if (c->lora || c->qlora || c->zero || c->tp > 1 || c->pp > 1 || t->offload != VF_OFFLOAD_NONE || c->accum > 1 ||
-        t->recompute != VF_RECOMPUTE_NONE || a->n_layers > (1u << 12))
+    const vf_model *m = x->m;
+    x->first = calloc((size_t)x->L + 3, sizeof *x->first);
+    x->by_layer = calloc(m->n_tensors ? m->n_tensors : 1, sizeof *x->by_layer);
+    if (!x->first || !x->by_layer)
         return false;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const vf_tensor *t = &m->tensors[i];
+        if (trainable(t) && t->layer >= -1 && t->layer < (int32_t)x->L)
+            x->first[(size_t)(t->layer + 2)]++;
+    }
+    for (size_t l = 1; l < (size_t)x->L + 3; l++)
+        x->first[l] += x->first[l - 1];
+    size_t *at = calloc((size_t)x->L + 2, sizeof *at);
+    if (!at)
+        return false;
+    memcpy(at, x->first, ((size_t)x->L + 2) * sizeof *at);
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const vf_tensor *t = &m->tensors[i];
+        if (trainable(t) && t->layer >= -1 && t->layer < (int32_t)x->L)
+            x->by_layer[at[t->layer + 1]++] = i;
+    }
+    free(at);
+    return true;
+}
+
+/* Everything a replay reads besides the model: a fit or a sweep asks for
+ * the same step many times (each needed-bytes probe twice over, layouts
+ * that leave one GPU's step as it is), so its figures are kept with the
+ * model, per key, and a second ask is answered from there. The key's parts
+ * are zero-filled before they are set (memcmp compares them). */
+typedef struct vf__trkey {
+    vf__tcfg c;
+    vf__tacts acts;
+    vf__tconf conf;
+    uint64_t step_temp, ws, device_bytes;
+    uint64_t hidden, inter;
+    uint32_t L;
+    vf_optimizer optimizer;
+    vf_optim_impl impl;
+} vf__trkey;
+
+typedef struct vf__trmemo {
+    struct vf__trmemo *next;
+    vf__trkey key;
+    vf__tstats stats;
+    uint64_t largest; /* the step's largest request (fit's margin) */
+} vf__trmemo;
+
+#define TRMEMO_MAX 64 /* past this many a model's steps are replayed every time */
+
+static pthread_mutex_t trmemo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void trmemo_free(vf__trmemo *l)
+{
+    while (l) {
+        vf__trmemo *next = l->next;
+        free(l);
+        l = next;
+    }
+}
+
+static void trmemo_key(vf__trkey *k, const vf__replay *r, const vf_train_opts *t, const vf__tarch *a,
+                       const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+{
+    memset(k, 0, sizeof *k);
+    memcpy(&k->c, c, sizeof *c);
+    memcpy(&k->acts, acts, sizeof *acts);
+    memcpy(&k->conf, &r->conf, sizeof r->conf);
+    k->step_temp = p->step_temp;
+    k->ws = ws;
+    /* the device's size reaches the replay only as a memory fraction's limit */
+    k->device_bytes = r->conf.fraction > 0 ? r->device_bytes : 0;
+    k->hidden = a->hidden;
+    k->inter = a->inter;
+    k->L = a->n_layers;
+    k->optimizer = t->optimizer;
+    k->impl = t->optim_impl;
+}
+
+/* true: the figures of this key were kept (into r). */
+static bool trmemo_get(vf__replay *r, const vf_model *m, const vf__trkey *k, size_t *n)
+{
+    *n = 0;
+    pthread_mutex_lock(&trmemo_lock);
+    const vf__trmemo *l = m->trmemo;
+    for (; l && memcmp(&l->key, k, sizeof *k); l = l->next)
+        (*n)++;
+    if (l) {
+        r->stats = l->stats;
+        r->largest = l->largest;
+        r->kept = true;
+    }
+    pthread_mutex_unlock(&trmemo_lock);
+    return l != NULL;
+}
+
+static void trmemo_put(const vf__replay *r, const vf_model *m, const vf__trkey *k)
+{
+    vf__trmemo *e = malloc(sizeof *e);
+    if (!e)
+        return;
+    e->key = *k;
+    e->stats = vf__replay_stats(r);
+    e->largest = r->largest;
+    vf_model *mm = (vf_model *)m; /* the cache is not part of the model's value */
+    pthread_mutex_lock(&trmemo_lock);
+    e->next = mm->trmemo;
+    mm->trmemo = e;
+    mm->trmemo_free = trmemo_free;
+    pthread_mutex_unlock(&trmemo_lock);
+}
+
+/* The step as the allocator meets it. */
+static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a,
+                         const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+{
     step_ctx x = {.r = r, .m = m, .t = t, .c = c, .acts = acts, .p = p, .L = a->n_layers};
     x.u = vf__smul(vf__smul(c->act, c->T), a->hidden);
     x.uff = vf__smul(vf__smul(c->act, c->T), a->inter ? a->inter : a->hidden);
@@ -196,11 +314,13 @@ bool vf__train_replay(vf__replay *r, const vf_model *m, const vf_train_opts *t, 
     x.grads = calloc(m->n_tensors ? m->n_tensors : 1, sizeof *x.grads);
     tset *blocks = calloc(x.L ? x.L : 1, sizeof *blocks);
     tset outside = {{0}, 0};
-    if (!x.grads || !blocks) {
+    if (!x.grads || !blocks || !group_by_layer(&x)) {
+        free(x.first);
+        free(x.by_layer);
         free(x.grads);
         free(blocks);
         r->broken = true;
-        return true;
+        return;
     }
     /* the model on the GPU (its parameters at the training precision, its buffers) */
     vf__replay_weights(r, m, "", VF_DTYPE_UNKNOWN, 1.0, c->w_bytes);
@@ -208,6 +328,24 @@ bool vf__train_replay(vf__replay *r, const vf_model *m, const vf_train_opts *t, 
     for (int step = 0; step < 2 && !r->broken; step++)
         one_step(&x, blocks, &outside);
     free(blocks);
+    free(x.first);
+    free(x.by_layer);
     free(x.grads);
+}
+
+bool vf__train_replay(vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a, const vf__tcfg *c,
+                      const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+{
+    if (c->lora || c->qlora || c->zero || c->tp > 1 || c->pp > 1 || t->offload != VF_OFFLOAD_NONE || c->accum > 1 ||
+        t->recompute != VF_RECOMPUTE_NONE || a->n_layers > (1u << 12))
+        return false;
+    vf__trkey k;
+    size_t n;
+    trmemo_key(&k, r, t, a, c, acts, p, ws);
+    if (trmemo_get(r, m, &k, &n))
+        return true;
+    replay_steps(r, m, t, a, c, acts, p, ws);
+    if (!r->broken && n < TRMEMO_MAX) /* an incomplete replay (no host memory) is not kept */
+        trmemo_put(r, m, &k);
     return true;
 }
