@@ -26,6 +26,7 @@ typedef struct blk {
     uint64_t gc_base; /* the pool's get_free_block count when it was cached */
     uint32_t prev, next;
     uint32_t lt, rt; /* children in its pool's cache tree (while cached) */
+    uint32_t prio;   /* its treap priority (prio(slot)) */
     bool small, allocated, mapped, live;
     bool pinned; /* in a segment with a block that is never freed (dropped by a freeze): never unsplit */
 } blk;
@@ -183,6 +184,15 @@ vf_status vf__tconf_parse(const char *s, vf__tconf *c, vf_error *err)
 
 static blk *B(vf__talloc *a, uint32_t i) { return &a->b[i - 1]; }
 
+/* A slot's treap priority: a fixed mix of its number (splitmix32). */
+static uint32_t prio(uint32_t i)
+{
+    i += 0x9e3779b9u;
+    i = (i ^ (i >> 16)) * 0x85ebca6bu;
+    i = (i ^ (i >> 13)) * 0xc2b2ae35u;
+    return i ^ (i >> 16);
+}
+
 static uint32_t blk_new(vf__talloc *a, uint64_t addr, uint64_t size, bool small)
 {
     uint32_t i;
@@ -204,6 +214,7 @@ static uint32_t blk_new(vf__talloc *a, uint64_t addr, uint64_t size, bool small)
     blk *x = B(a, i);
     memset(x, 0, sizeof *x);
     x->addr = addr, x->size = size, x->small = small, x->mapped = true, x->live = true;
+    x->prio = prio(i);
     return i;
 }
 
@@ -227,21 +238,12 @@ static bool less(vf__talloc *a, uint32_t x, uint64_t size, uint64_t addr)
     return bx->size < size || (bx->size == size && bx->addr < addr);
 }
 
-/* A slot's treap priority: a fixed mix of its number (splitmix32). */
-static uint32_t prio(uint32_t i)
-{
-    i += 0x9e3779b9u;
-    i = (i ^ (i >> 16)) * 0x85ebca6bu;
-    i = (i ^ (i >> 13)) * 0xc2b2ae35u;
-    return i ^ (i >> 16);
-}
-
 /* Trees l and r, every key of l below every key of r, joined. */
 static uint32_t merge(vf__talloc *a, uint32_t l, uint32_t r)
 {
     if (!l || !r)
         return l ? l : r;
-    if (prio(l) > prio(r)) {
+    if (B(a, l)->prio > B(a, r)->prio) {
         B(a, l)->rt = merge(a, B(a, l)->rt, r);
         return l;
     }
@@ -307,9 +309,13 @@ static uint32_t cache_after(vf__talloc *a, const pool *p, uint32_t i)
 static uint32_t *cache_link(vf__talloc *a, pool *p, uint32_t i, uint32_t stop)
 {
     uint32_t *link = &p->root;
-    while (*link && *link != i && (!stop || prio(*link) > prio(stop))) {
-        const blk *t = B(a, *link);
-        link = less(a, i, t->size, t->addr) ? &B(a, *link)->lt : &B(a, *link)->rt;
+    const blk *x = B(a, i);
+    uint32_t floor = stop ? B(a, stop)->prio : 0;
+    while (*link && *link != i) {
+        blk *t = B(a, *link);
+        if (stop && t->prio <= floor)
+            break;
+        link = x->size < t->size || (x->size == t->size && x->addr < t->addr) ? &t->lt : &t->rt;
     }
     return link;
 }
@@ -383,15 +389,27 @@ static uint32_t get_free_block(vf__talloc *a, pool *p, uint64_t size)
 {
     if (a->allowed && a->c.gc_threshold > 0)
         p->gc_calls++;
-    uint32_t i = lower_bound(a, p, size, 0);
-    if (!i)
+    /* lower_bound, keeping the link that holds it */
+    uint32_t *link = &p->root, *at = NULL;
+    while (*link) {
+        blk *t = B(a, *link);
+        if (t->size < size) {
+            link = &t->rt;
+        } else {
+            at = link;
+            link = &t->lt;
+        }
+    }
+    if (!at)
         return NONE;
+    uint32_t i = *at;
     uint64_t bs = B(a, i)->size, ms = a->c.max_split;
     if (size < ms && bs >= ms)
         return NONE;
     if (size >= ms && bs >= size + LARGE_BUFFER)
         return NONE;
-    cache_erase(a, p, i);
+    *at = merge(a, B(a, i)->lt, B(a, i)->rt);
+    p->n_free--;
     return i;
 }
 
