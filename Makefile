@@ -12,7 +12,9 @@ BUILD   ?= build
 SAN     ?=
 PKGS    := jansson libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcurl)
+# libcurl's headers only: the Hub opens libcurl.so.4 when first asked
+# (src/lib/hub/hub_curl.h), so that no command starts by loading it.
+PKG_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # libmicrohttpd: the CLI only ('vramfit serve'); the library does not need it.
@@ -76,7 +78,7 @@ $(BUILD)/vramfit: $(CLI_OBJS) $(BUILD)/libvramfit.a
 
 $(BUILD)/vramfit.pc: Makefile
 	@mkdir -p $(BUILD)
-	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: vramfit\nDescription: GPU memory accounting and streaming weight loader\nVersion: 0.1.0\nRequires.private: jansson\nLibs: -L$${libdir} -lvramfit\nLibs.private: -lcurl -ldl -lpthread -lm\nCflags: -I$${includedir}\n' '$(PREFIX)' > $@
+	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: vramfit\nDescription: GPU memory accounting and streaming weight loader\nVersion: 0.1.0\nRequires.private: jansson\nLibs: -L$${libdir} -lvramfit\nLibs.private: -ldl -lpthread -lm\nCflags: -I$${includedir}\n' '$(PREFIX)' > $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvramfit.a tests/unit/testutil.h
 	@mkdir -p $(dir $@)

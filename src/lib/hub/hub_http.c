@@ -13,7 +13,7 @@
  * (the Hub sends weight files to a CDN host that must not see the token). */
 #include "hub_http.h"
 
-#include <curl/curl.h>
+#include "hub_curl.h" /* libcurl through its table: curl_* below call it */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +47,8 @@ typedef struct xfer {
 static bool url_parts(const char *url, char **scheme, char **host, char **port)
 {
     *scheme = *host = *port = NULL;
+    if (!vf__curl())
+        return false;
     CURLU *u = curl_url();
     bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
               curl_url_get(u, CURLUPART_SCHEME, scheme, 0) == CURLUE_OK &&
@@ -58,6 +60,8 @@ static bool url_parts(const char *url, char **scheme, char **host, char **port)
 
 static void parts_free(char *a, char *b, char *c)
 {
+    if (!vf__curl())
+        return; /* url_parts made none */
     curl_free(a);
     curl_free(b);
     curl_free(c);
@@ -456,6 +460,8 @@ void vf__http_req_clear(vf__http_req *r)
 vf__http *vf__http_new(const char *endpoint, const char *token, long connect_s, long total_s, vf_error *err)
 {
     static bool inited;
+    if (!vf__curl())
+        return vf__err(err, VF_EIO, endpoint, "the Hub needs libcurl (libcurl.so.4, Debian: libcurl4), which cannot be loaded"), NULL;
     if (!inited) { /* not thread-safe, as curl_global_init itself (documented in vramfit.h) */
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
             return vf__err(err, VF_EIO, endpoint, "cannot initialise libcurl"), NULL;

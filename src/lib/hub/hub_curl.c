@@ -1,0 +1,43 @@
+/* hub_curl.c — libcurl opened on first use (see hub_curl.h for why). */
+#define VF_CURL_TABLE_IMPL
+#include "hub_curl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+static vf__curl_fns fns;
+static const vf__curl_fns *loaded;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void load(void)
+{
+    /* the soname of Debian's libcurl4 (OpenSSL), then its GnuTLS and NSS
+     * builds, then the development link */
+    static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl-nss.so.4", "libcurl.so"};
+    void *lib = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof *names && !lib; i++)
+        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return;
+    bool ok = true;
+#define VF_CURL_SYM_(name)                                                                                            \
+    {                                                                                                                 \
+        void *p = dlsym(lib, "curl_" #name);                                                                          \
+        ok = ok && p;                                                                                                 \
+        memcpy(&fns.name, &p, sizeof p); /* object to function pointer, as POSIX dlsym allows */                      \
+    }
+    VF_CURL_FNS(VF_CURL_SYM_)
+#undef VF_CURL_SYM_
+    if (!ok) {
+        dlclose(lib);
+        return;
+    }
+    loaded = &fns; /* kept open for the process's life */
+}
+
+const vf__curl_fns *vf__curl(void)
+{
+    pthread_once(&once, load);
+    return loaded;
+}
