@@ -82,7 +82,8 @@ vf_role vf__tensor_role_from_name(const char *n)
         return VF_ROLE_ATTN_Q;
     if (has(n, "k_proj") || has(n, "attn_k.") || has(n, "self.key"))
         return VF_ROLE_ATTN_K;
-    if (has(n, "v_proj") || has(n, "attn_v.") || has(n, "self.value"))
+    /* not Phi-3's fused qkv_proj, which contains "v_proj" */
+    if ((has(n, "v_proj") && !has(n, "qkv_proj")) || has(n, "attn_v.") || has(n, "self.value"))
         return VF_ROLE_ATTN_V;
     if (has(n, "qkv_proj") || has(n, "c_attn") || has(n, "query_key_value") || has(n, "attn_qkv") ||
         has(n, "Wqkv"))

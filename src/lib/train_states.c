@@ -146,6 +146,56 @@ static uint64_t frozen_bytes(const vf__tcfg *c, const char *qlora, const vf_tens
     return n * (uint64_t)c->frozen_bytes;
 }
 
+/* How many LoRA adapters a matrix gets and the rows of each A. LitGPT builds
+ * its own modules from a Hugging Face checkpoint: a fused gate_up_proj
+ * (Phi-3) becomes LLaMAMLP's fc_1 and fc_2, two LoRALinear with their own A,
+ * B and dropout on the same input; a fused qkv_proj stays one LoRAQKVLinear,
+ * whose A has r rows per adapted q, k, v (litgpt/lora.py). */
+static void adapter_layout(const vf__tcfg *c, const vf__tstates *s, const vf_tensor *tn, uint64_t *copies,
+                           uint64_t *a_rows)
+{
+    *copies = 1;
+    *a_rows = c->lora_rank;
+    if (!c->litgpt)
+        return;
+    if (tn->role == VF_ROLE_MLP_UP && strstr(tn->name, "gate_up_proj"))
+        *copies = 2;
+    if (tn->role == VF_ROLE_ATTN_QKV) {
+        uint32_t m = s->lora_qkv_mask;
+        *a_rows = (uint64_t)c->lora_rank * ((m & 1u) + ((m >> 1) & 1u) + ((m >> 2) & 1u));
+    }
+}
+
+/* Adapters A [rows, in] and B [out, r] for one adapted matrix (per expert when
+ * stacked): parameters, optimizer states, the step's temporaries, and what
+ * the activations need (each B keeps A's output, each adapter's dropout its
+ * input). */
+static void add_adapters(const vf_train_opts *t, const vf__tcfg *c, const vf_tensor *tn, vf__tstates *s,
+                         uint64_t *prev, uint64_t *temp, uint64_t *sum_tr)
+{
+    uint64_t e = tn->n_experts > 1 ? tn->n_experts : 1, copies, rows;
+    adapter_layout(c, s, tn, &copies, &rows);
+    e *= copies;
+    uint64_t out = tn->shape[tn->n_dims - 2] / copies, in = tn->shape[tn->n_dims - 1];
+    uint64_t shA[2] = {rows, in}, shB[2] = {out, t->lora_rank};
+    uint64_t nA = rows * in, nB = out * t->lora_rank;
+    s->trainable += e * (nA + nB);
+    s->n_trainable_tensors += 2 * e;
+    s->lora_act_extra += e * (rows / (t->lora_rank ? t->lora_rank : 1));
+    s->lora_in_sum += e * in;
+    if (tn->role == VF_ROLE_ATTN_Q || tn->role == VF_ROLE_ATTN_K || tn->role == VF_ROLE_ATTN_V)
+        s->lora_qkv_in += e * in;
+    s->state_bytes += e * (vf__optim_state_bytes(t->optimizer, c, shA, 2, nA) +
+                           vf__optim_state_bytes(t->optimizer, c, shB, 2, nB));
+    uint64_t tA = step_temp_loop(t->optimizer, c, *prev, nA), tB = step_temp_loop(t->optimizer, c, nA, nB);
+    if (tA > *temp)
+        *temp = tA;
+    if (tB > *temp)
+        *temp = tB;
+    *prev = nB;
+    *sum_tr += e * (nA + nB);
+}
+
 vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__tcfg *c, vf__tstates *s,
                            vf_error *err)
 {
@@ -215,28 +265,8 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
         }
         s->frozen += n;
         s->weight_bytes += frozen_bytes(c, t->qlora, tn, n);
-        if (is_matrix_role(tn->role) && tn->n_dims >= 2 && target[tn->role]) {
-            /* adapters A [r, in] and B [out, r] per matrix (per expert when stacked) */
-            uint64_t e = tn->n_experts > 1 ? tn->n_experts : 1;
-            uint64_t out = tn->shape[tn->n_dims - 2], in = tn->shape[tn->n_dims - 1];
-            uint64_t shA[2] = {t->lora_rank, in}, shB[2] = {out, t->lora_rank};
-            uint64_t nA = t->lora_rank * in, nB = out * t->lora_rank;
-            s->trainable += e * (nA + nB);
-            s->n_trainable_tensors += 2 * e;
-            s->lora_act_extra += e;
-            s->lora_in_sum += e * in;
-            if (tn->role == VF_ROLE_ATTN_Q || tn->role == VF_ROLE_ATTN_K || tn->role == VF_ROLE_ATTN_V)
-                s->lora_qkv_in += e * in;
-            s->state_bytes += e * (vf__optim_state_bytes(t->optimizer, c, shA, 2, nA) +
-                                   vf__optim_state_bytes(t->optimizer, c, shB, 2, nB));
-            uint64_t tA = step_temp_loop(t->optimizer, c, prev, nA), tB = step_temp_loop(t->optimizer, c, nA, nB);
-            if (tA > temp)
-                temp = tA;
-            if (tB > temp)
-                temp = tB;
-            prev = nB;
-            sum_tr += e * (nA + nB);
-        }
+        if (is_matrix_role(tn->role) && tn->n_dims >= 2 && target[tn->role])
+            add_adapters(t, c, tn, s, &prev, &temp, &sum_tr);
     }
     if (c->head_shape[0] && s->params) {
         /* LitGPT's own head beside the embedding it was copied from (train.c) */

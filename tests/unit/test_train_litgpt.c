@@ -188,12 +188,72 @@ static void test_head_dequant_moment(void **state)
     vf_model_free(m);
 }
 
+/* The small Llama with Phi-3's fused layout: qkv_proj and gate_up_proj. */
+static vf_model *small_fused(void)
+{
+    const uint64_t h = 256, I = 512, V = 1000, q = 4 * 64, kv = 2 * 64;
+    vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "llama");
+    assert_non_null(m);
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "model_type", json_string("llama"));
+    json_object_set_new(cfg, "vocab_size", json_integer((json_int_t)V));
+    json_object_set_new(cfg, "hidden_size", json_integer((json_int_t)h));
+    json_object_set_new(cfg, "num_hidden_layers", json_integer(2));
+    json_object_set_new(cfg, "num_attention_heads", json_integer(4));
+    json_object_set_new(cfg, "num_key_value_heads", json_integer(2));
+    json_object_set_new(cfg, "head_dim", json_integer(64));
+    json_object_set_new(cfg, "intermediate_size", json_integer((json_int_t)I));
+    json_object_set_new(cfg, "max_position_embeddings", json_integer(2048));
+    json_object_set_new(cfg, "hidden_act", json_string("silu"));
+    json_object_set_new(cfg, "tie_word_embeddings", json_false());
+    tr_add(m, VF_DTYPE_BF16, "model.embed_tokens.weight", -1, 2, V, h, 0, 0);
+    for (int l = 0; l < 2; l++) {
+        tr_add(m, VF_DTYPE_BF16, "model.layers.%d.self_attn.qkv_proj.weight", l, 2, q + 2 * kv, h, 0, 0);
+        tr_add(m, VF_DTYPE_BF16, "model.layers.%d.self_attn.o_proj.weight", l, 2, h, q, 0, 0);
+        tr_add(m, VF_DTYPE_BF16, "model.layers.%d.mlp.gate_up_proj.weight", l, 2, 2 * I, h, 0, 0);
+        tr_add(m, VF_DTYPE_BF16, "model.layers.%d.mlp.down_proj.weight", l, 2, h, I, 0, 0);
+        tr_add(m, VF_DTYPE_BF16, "model.layers.%d.input_layernorm.weight", l, 1, h, 0, 0, 0);
+        tr_add(m, VF_DTYPE_BF16, "model.layers.%d.post_attention_layernorm.weight", l, 1, h, 0, 0, 0);
+    }
+    tr_add(m, VF_DTYPE_BF16, "model.norm.weight", -1, 1, h, 0, 0, 0);
+    tr_add(m, VF_DTYPE_BF16, "model.rotary_emb.inv_freq", -1, 1, 32, 0, 0, 0);
+    tr_add(m, VF_DTYPE_BF16, "lm_head.weight", -1, 2, V, h, 0, 0);
+    m->config = cfg;
+    vf__model_classify(m);
+    return m;
+}
+
+/* LitGPT converts either layout into the same modules: one LoRAQKVLinear (A
+ * with r rows per adapted q, k, v, one dropout) and LLaMAMLP's fc_1 and fc_2
+ * (two adapters, two dropouts on the same input). So a fused checkpoint
+ * trains the same parameters and saves the same activations as a separate
+ * one; the only difference is in AdamW's 4-byte step counters: the separate
+ * build counts A and B for each of q, k, v (6 tensors a block), LitGPT has
+ * one A and one B (2). */
+static void test_fused_layout(void **state)
+{
+    (void)state;
+    const uint64_t L = 2;
+    vf_model *sep = small(1000, 2), *fused = small_fused();
+    vf_estimate_opts o;
+    vf_estimate es, ef;
+    lit_opts(&o, 8, "all-linear", 1);
+    run(sep, &o, &es);
+    run(fused, &o, &ef);
+    assert_int_equal(es.trainable_params, ef.trainable_params);
+    assert_int_equal(es.activations, ef.activations);
+    assert_int_equal(es.per_gpu_bytes - ef.per_gpu_bytes, L * 4 * 4);
+    vf_model_free(sep);
+    vf_model_free(fused);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fp32_logits_lora),    cmocka_unit_test(test_fp32_logits_full),
         cmocka_unit_test(test_mha_v_pins_qkv),      cmocka_unit_test(test_zero_pad_source),
         cmocka_unit_test(test_bnb_previous_inputs), cmocka_unit_test(test_head_dequant_moment),
+        cmocka_unit_test(test_fused_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
