@@ -50,10 +50,14 @@ static vf_status network(vf__hub *h, const char *label, vf_error *err)
     return h->http ? VF_OK : (err ? err->status : VF_EIO);
 }
 
+static void stream_end(vf__hub *h, bool cancel);
+void vf__hub_stream_end(vf__hub *h, bool cancel) { stream_end(h, cancel); }
+
 vf_status vf__hub_get(vf__hub *h, const char *url, size_t cap, const char *label, char **body, size_t *len,
                       vf_error *err)
 {
     *body = NULL;
+    stream_end(h, false); /* one batch on the pool at a time */
     vf_status st = network(h, label, err);
     if (st != VF_OK)
         return st;
@@ -147,16 +151,22 @@ typedef struct want {
     size_t cap;       /* a whole file of at most cap bytes (0: a range) */
     vf__need_fn need; /* a header: once its first bytes came, exactly the rest of it, at once */
     bool soft;        /* asked for ahead of its reader: a failure is the reader's to meet */
+    bool keep;        /* a failure stays with the file (a prefetch: its open reports it) */
+    bool done;        /* ended for good */
     vf_status st;     /* how it went */
     vf_error err;
     char label[8 + VF_HUB_REPO_MAX + 1024];
     char url[4200];
 } want;
 
-typedef struct batch {
+/* Wants on their way: w[i] answers rs[i]. A stream (a prefetch) owns its
+ * wants and outlives the call that started it (hub_priv.h). */
+typedef struct hub_batch {
     vf__hub *h;
-    want **w; /* w[i] answers rs[i] */
+    want *owned;
+    want **w;
     vf__http_req *rs;
+    vf__http_batch *run;
 } batch;
 
 /* Sets r to ask for what w's file lacks; false when it lacks nothing. */
@@ -209,38 +219,115 @@ static bool settle(void *ctx, size_t i, vf__http_req *r)
         w->st = take(f, r, w->label, &w->err);
     }
     vf__http_req_clear(r);
-    if (w->st != VF_OK || !w->need)
-        return false;
-    uint64_t upto = w->need(f->data, f->len, f->total);
+    if (w->st != VF_OK && w->keep && !w->soft) {
+        f->st = w->st; /* reported when the reader opens it */
+        f->err = w->err;
+    }
+    uint64_t upto = w->st == VF_OK && w->need ? w->need(f->data, f->len, f->total) : 0;
     w->need = NULL; /* the length word is read once */
-    if (upto <= f->len)
-        return false;
-    w->upto = upto;
-    return arm(w, r);
+    if (upto > f->len) {
+        w->upto = upto;
+        if (arm(w, r))
+            return true;
+    }
+    w->done = true;
+    return false;
+}
+
+/* Starts fetching what each want lacks, all at once; NULL (each want
+ * saying why) when out of memory. */
+static batch *batch_start(vf__hub *h, want *w, size_t n)
+{
+    batch *b = calloc(1, sizeof *b);
+    if (b) {
+        b->h = h;
+        b->w = calloc(n ? n : 1, sizeof *b->w);
+        b->rs = calloc(n ? n : 1, sizeof *b->rs);
+    }
+    if (!b || !b->w || !b->rs) {
+        for (size_t i = 0; i < n; i++) {
+            w[i].st = vf__err(&w[i].err, VF_ENOMEM, h->root, "out of memory");
+            w[i].done = true;
+        }
+        if (b) {
+            free(b->w);
+            free(b->rs);
+        }
+        free(b);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        w[i].st = VF_OK;
+        w[i].done = false;
+        snprintf(w[i].label, sizeof w[i].label, "%s/%s", h->root, w[i].f->name);
+        resolve_url(h, w[i].f, w[i].url, sizeof w[i].url);
+        if (arm(&w[i], &b->rs[k]))
+            b->w[k++] = &w[i];
+        else
+            w[i].done = true; /* nothing lacking */
+    }
+    bool many = k >= 8 && h->o.progress;
+    vf__http_hooks hooks = {settle, many ? h->o.progress : NULL, b};
+    b->run = vf__http_begin(h->http, b->rs, k, &hooks);
+    for (size_t i = 0; !b->run && i < k; i++) { /* out of memory: each request says so */
+        b->w[i]->st = b->rs[i].st;
+        b->w[i]->err = b->rs[i].err;
+        b->w[i]->done = true;
+    }
+    return b;
+}
+
+/* Runs the rest to the end (or cancels it) and frees the batch. */
+static void batch_end(batch *b, bool cancel)
+{
+    if (!b)
+        return;
+    vf__http_end(b->run, cancel);
+    free(b->w);
+    free(b->rs);
+    free(b->owned);
+    free(b);
 }
 
 /* Fetches what each want lacks, all at once, each want's outcome in its st. */
 static void fetch(vf__hub *h, want *w, size_t n)
 {
-    batch b = {h, calloc(n ? n : 1, sizeof *b.w), calloc(n ? n : 1, sizeof *b.rs)};
-    size_t k = 0;
-    for (size_t i = 0; b.w && b.rs && i < n; i++) {
-        w[i].st = VF_OK;
-        snprintf(w[i].label, sizeof w[i].label, "%s/%s", h->root, w[i].f->name);
-        resolve_url(h, w[i].f, w[i].url, sizeof w[i].url);
-        if (arm(&w[i], &b.rs[k]))
-            b.w[k++] = &w[i];
-    }
-    if (!b.w || !b.rs) {
-        for (size_t i = 0; i < n; i++)
-            w[i].st = vf__err(&w[i].err, VF_ENOMEM, h->root, "out of memory");
-    } else {
-        bool many = k >= 8 && h->o.progress;
-        vf__http_hooks hooks = {settle, many ? h->o.progress : NULL, &b};
-        vf__http_run(h->http, b.rs, k, &hooks);
-    }
-    free(b.w);
-    free(b.rs);
+    batch_end(batch_start(h, w, n), false);
+}
+
+/* ---- the stream: a prefetch whose transfers go on while the reader reads ---- */
+
+/* Ends the stream (cancel: what still runs is dropped); the pool serves one
+ * batch at a time, so any other fetch ends it first. */
+static void stream_end(vf__hub *h, bool cancel)
+{
+    batch_end(h->stream, cancel);
+    h->stream = NULL;
+}
+
+/* Moves the stream on without waiting; for f in it, waits until its want
+ * ended: VF_OK, or the failure its reader meets (in *err). Each of the
+ * reader's reads moves the stream on, so the transfers continue while the
+ * reader parses what came. */
+static vf_status stream_wait(vf__hub *h, hub_file *f, vf_error *err)
+{
+    batch *b = h->stream;
+    if (!b)
+        return VF_OK;
+    bool more = b->run && vf__http_step(b->run, 0);
+    want *w = NULL;
+    for (size_t i = 0; b->owned && b->owned[i].f; i++)
+        if (b->owned[i].f == f)
+            w = &b->owned[i];
+    while (w && !w->done && more)
+        more = vf__http_step(b->run, 100);
+    vf_status st = w && w->done && !w->soft ? w->st : VF_OK;
+    if (st != VF_OK && err)
+        *err = w->err;
+    if (!more)
+        stream_end(h, false); /* all ended: the pool is free again */
+    return st;
 }
 
 /* The pick's config.json, which the opener reads beside safetensors weights,
@@ -273,9 +360,13 @@ static void with_sidecar(vf__hub *h, want *w, size_t *k)
 static vf_status ensure(vf__hub *h, hub_file *f, uint64_t upto, size_t cap, const char *label, vf_error *err)
 {
     from_cache(h, f);
+    vf_status st = stream_wait(h, f, err);
+    if (st != VF_OK)
+        return st;
     if (f->have_total && (cap ? f->len == f->total : f->len >= (upto < f->total ? upto : f->total)))
         return VF_OK;
-    vf_status st = network(h, label, err);
+    stream_end(h, false);
+    st = network(h, label, err);
     if (st != VF_OK)
         return st;
     want *w = calloc(2, sizeof *w);
@@ -366,10 +457,13 @@ static vf_status fs_read_small(vf__fs *fs, const char *path, size_t cap, char **
 }
 
 /* All the files' heads at once, each a chain on one slot: its first 64 KiB,
- * then at once, for a header longer than that, exactly the rest of it. */
+ * then at once, for a header longer than that, exactly the rest of it. Up
+ * to STREAM_MAX files the fetching goes on while the reader reads them (a
+ * stream, moved on by each read); more are fetched in batches first. */
 #define PREFETCH_BATCH 256 /* files per batch: bounds the bookkeeping, not the pool */
+#define STREAM_MAX 1024    /* files a stream keeps wants for (~5 KiB each) */
 
-static void prefetch_batch(vf__hub *h, const char *const *paths, size_t n, vf__need_fn need, want *w)
+static size_t prefetch_wants(vf__hub *h, const char *const *paths, size_t n, vf__need_fn need, want *w)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -378,30 +472,37 @@ static void prefetch_batch(vf__hub *h, const char *const *paths, size_t n, vf__n
             continue;
         from_cache(h, f);
         if (f->have_total) /* its head from the cache: at most the rest of the header is lacking */
-            w[k++] = (want){.f = f, .upto = need(f->data, f->len, f->total)};
+            w[k++] = (want){.f = f, .upto = need(f->data, f->len, f->total), .keep = true};
         else
-            w[k++] = (want){.f = f, .upto = VF_HUB_FIRST_READ, .need = need};
+            w[k++] = (want){.f = f, .upto = VF_HUB_FIRST_READ, .need = need, .keep = true};
     }
     with_sidecar(h, w, &k);
-    fetch(h, w, k);
-    for (size_t i = 0; i < k; i++)
-        if (w[i].st != VF_OK && !w[i].soft) {
-            w[i].f->st = w[i].st; /* reported when the reader opens it */
-            w[i].f->err = w[i].err;
-        }
+    return k;
 }
 
 static void fs_prefetch(vf__fs *fs, const char *const *paths, size_t n, vf__need_fn need)
 {
     vf__hub *h = hub_of(fs);
-    want *w = calloc(PREFETCH_BATCH + 1, sizeof *w);
     vf_error e;
-    if (!w || network(h, h->root, &e) != VF_OK) {
-        free(w);
+    stream_end(h, false);
+    if (network(h, h->root, &e) != VF_OK)
         return; /* each open then fetches, or says why not */
+    if (n <= STREAM_MAX) {
+        want *w = calloc(n + 2, sizeof *w); /* the sidecar, and a zero entry that ends the list */
+        if (!w)
+            return;
+        size_t k = prefetch_wants(h, paths, n, need, w);
+        batch *b = batch_start(h, w, k);
+        if (b)
+            b->owned = w;
+        else
+            free(w);
+        h->stream = b;
+        return;
     }
-    for (size_t at = 0; at < n; at += PREFETCH_BATCH)
-        prefetch_batch(h, paths + at, n - at < PREFETCH_BATCH ? n - at : PREFETCH_BATCH, need, w);
+    want *w = calloc(PREFETCH_BATCH + 1, sizeof *w);
+    for (size_t at = 0; w && at < n; at += PREFETCH_BATCH)
+        fetch(h, w, prefetch_wants(h, paths + at, n - at < PREFETCH_BATCH ? n - at : PREFETCH_BATCH, need, w));
     free(w);
 }
 

@@ -397,55 +397,99 @@ static bool again(vf__http *h, xfer *x, size_t i, const vf__http_hooks *hooks)
     return false;
 }
 
-void vf__http_run(vf__http *h, vf__http_req *reqs, size_t n, const vf__http_hooks *hooks)
+struct vf__http_batch {
+    vf__http *h;
+    vf__http_req *reqs;
+    size_t n, next, active, done;
+    vf__http_hooks hooks;
+    xfer *xs;
+};
+
+vf__http_batch *vf__http_begin(vf__http *h, vf__http_req *reqs, size_t n, const vf__http_hooks *hooks)
 {
-    xfer *xs = calloc(n ? n : 1, sizeof *xs);
+    vf__http_batch *b = calloc(1, sizeof *b);
+    xfer *xs = b ? calloc(n ? n : 1, sizeof *xs) : NULL;
     if (!xs) {
+        free(b);
         for (size_t i = 0; i < n; i++)
             reqs[i].st = vf__err(&reqs[i].err, VF_ENOMEM, reqs[i].label, "out of memory");
-        return;
+        return NULL;
     }
-    size_t next = 0, active = 0, done = 0;
-    while (done < n) {
-        while (active < VF_HUB_POOL && next < n) {
-            xfer *x = &xs[next];
-            if (begin_xfer(h, x, &reqs[next]))
-                active++;
-            else {
-                end_xfer(x);
-                if (again(h, x, next, hooks))
-                    active++;
-                else
-                    done++;
-            }
-            next++;
-        }
-        int running = 0;
-        curl_multi_perform(h->multi, &running);
-        CURLMsg *msg;
-        int left;
-        while ((msg = curl_multi_info_read(h->multi, &left))) {
-            if (msg->msg != CURLMSG_DONE)
-                continue;
-            xfer *x = NULL;
-            CURL *e = msg->easy_handle;
-            CURLcode res = msg->data.result;
-            curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
-            curl_multi_remove_handle(h->multi, e);
-            if (end_hop(x, res))
-                continue;
+    *b = (vf__http_batch){.h = h, .reqs = reqs, .n = n, .xs = xs};
+    if (hooks)
+        b->hooks = *hooks;
+    return b;
+}
+
+/* Starts requests while the pool has room. */
+static void fill(vf__http_batch *b)
+{
+    while (b->active < VF_HUB_POOL && b->next < b->n) {
+        xfer *x = &b->xs[b->next];
+        if (begin_xfer(b->h, x, &b->reqs[b->next]))
+            b->active++;
+        else {
             end_xfer(x);
-            if (again(h, x, (size_t)(x - xs), hooks))
-                continue; /* the follow-up holds the slot */
-            active--;
-            done++;
-            if (hooks && hooks->progress)
-                hooks->progress(hooks->ctx, done, n);
+            if (again(b->h, x, b->next, &b->hooks))
+                b->active++;
+            else
+                b->done++;
         }
-        if (active > 0)
-            curl_multi_poll(h->multi, NULL, 0, 100, NULL);
+        b->next++;
     }
-    free(xs);
+}
+
+bool vf__http_step(vf__http_batch *b, int wait_ms)
+{
+    vf__http *h = b->h;
+    fill(b);
+    int running = 0;
+    curl_multi_perform(h->multi, &running);
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(h->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        xfer *x = NULL;
+        CURL *e = msg->easy_handle;
+        CURLcode res = msg->data.result;
+        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
+        curl_multi_remove_handle(h->multi, e);
+        if (end_hop(x, res))
+            continue;
+        end_xfer(x);
+        if (again(h, x, (size_t)(x - b->xs), &b->hooks))
+            continue; /* the follow-up holds the slot */
+        b->active--;
+        b->done++;
+        if (b->hooks.progress)
+            b->hooks.progress(b->hooks.ctx, b->done, b->n);
+    }
+    fill(b); /* the slots just freed, at once */
+    if (b->done < b->n && b->active > 0 && wait_ms > 0)
+        curl_multi_poll(h->multi, NULL, 0, wait_ms, NULL);
+    return b->done < b->n;
+}
+
+void vf__http_end(vf__http_batch *b, bool cancel)
+{
+    if (!b)
+        return;
+    while (!cancel && vf__http_step(b, 100))
+        ;
+    for (size_t i = 0; i < b->next; i++) /* cancelled: what still runs ends, its hook not called */
+        if (b->xs[i].e) {
+            curl_multi_remove_handle(b->h->multi, b->xs[i].e);
+            fail(&b->xs[i], VF_EIO, "cancelled");
+            end_xfer(&b->xs[i]);
+        }
+    free(b->xs);
+    free(b);
+}
+
+void vf__http_run(vf__http *h, vf__http_req *reqs, size_t n, const vf__http_hooks *hooks)
+{
+    vf__http_end(vf__http_begin(h, reqs, n, hooks), false);
 }
 
 void vf__http_req_clear(vf__http_req *r)

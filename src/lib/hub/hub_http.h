@@ -51,6 +51,17 @@ typedef struct vf__http_hooks {
 /* Runs n requests, at most VF_HUB_POOL at once; each gets its own st/err.
  * hooks may be NULL. */
 VF_HIDDEN void vf__http_run(vf__http *h, vf__http_req *reqs, size_t n, const vf__http_hooks *hooks);
+
+/* The same, a step at a time, so that a caller can work between steps while
+ * the transfers go on (one batch on a vf__http at a time). begin: NULL when
+ * out of memory (each request says so). step: starts what the pool has room
+ * for, takes what ended, waits at most wait_ms for more (0: not at all);
+ * false once every request ended. end: runs the rest to the end, or with
+ * cancel ends what still runs with an error (its hook not called); frees. */
+typedef struct vf__http_batch vf__http_batch;
+VF_HIDDEN vf__http_batch *vf__http_begin(vf__http *h, vf__http_req *reqs, size_t n, const vf__http_hooks *hooks);
+VF_HIDDEN bool vf__http_step(vf__http_batch *b, int wait_ms);
+VF_HIDDEN void vf__http_end(vf__http_batch *b, bool cancel);
 VF_HIDDEN void vf__http_req_clear(vf__http_req *r);
 
 /* Policy checks, exposed for the unit tests. */

@@ -198,6 +198,7 @@ const char *vf__hub_answered(const vf__hub *h)
 
 void vf__hub_save(vf__hub *h)
 {
+    vf__hub_stream_end(h, false);
     char esc[3200], sub[3300];
     bool ok = true;
     for (size_t i = 0; i < h->info.n_files; i++) {
@@ -228,6 +229,7 @@ void vf__hub_free(vf__hub *h)
 {
     if (!h)
         return;
+    vf__hub_stream_end(h, true);
     for (size_t i = 0; h->files && i < h->info.n_files; i++) {
         free(h->files[i].data);
         free(h->files[i].url);

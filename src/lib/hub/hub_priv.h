@@ -39,6 +39,7 @@ struct vf__hub {
     char answered[600];
     size_t requests; /* HTTP requests made by this run */
     bool sidecar_asked; /* the pick's config.json joined a fetch (hub_fs.c) */
+    struct hub_batch *stream; /* a prefetch whose transfers go on as the reader reads (hub_fs.c) */
 };
 
 /* hub_fs.c */
@@ -46,6 +47,8 @@ VF_HIDDEN extern const vf__fs_ops vf__hub_fs_ops;
 /* GET endpoint+path (whole, ≤ cap), label for errors; the network's gate */
 VF_HIDDEN vf_status vf__hub_get(vf__hub *h, const char *url, size_t cap, const char *label, char **body, size_t *len,
                                 vf_error *err);
+/* ends a prefetch still running (cancel: drops what still runs) */
+VF_HIDDEN void vf__hub_stream_end(vf__hub *h, bool cancel);
 /* url-encodes s into out (keep: unreserved and, when keep_slash, '/') */
 VF_HIDDEN void vf__hub_urlenc(const char *s, bool keep_slash, char *out, size_t cap);
 
