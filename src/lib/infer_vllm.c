@@ -88,6 +88,7 @@ void vf__pp_indices(uint32_t layers, uint32_t rank, uint32_t pp, uint32_t *start
  * dtypes, the split. */
 typedef struct vcfg {
     bool is_v1, big;
+    bool v019; /* 0.19+ (and the current version): the profile vLLM 0.19 logs (profile_peaks) */
     bool graphs_in_budget; /* 0.21+: the graphs' estimate is taken out of the KV budget */
     uint32_t tp, pp;
     double util;
@@ -137,6 +138,7 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
     int major, minor;
     memset(c, 0, sizeof *c);
     c->is_v1 = v1(io->vllm_version, &major, &minor);
+    c->v019 = !io->vllm_version[0] || major > 0 || minor >= 19;
     c->tp = o->tp ? o->tp : 1;
     c->pp = o->pp ? o->pp : 1;
     if (c->pp > (hp->n_layers ? hp->n_layers : 1))
@@ -184,6 +186,12 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
         c->swa_tok = c->mml;
     bool multi = c->tp * c->pp > 1;
     c->non_torch = multi ? VLLM_NON_TORCH_MULTI : VLLM_NON_TORCH_TP1;
+    /* vLLM 0.19 logs "non-torch forward increase memory" 0.24-0.46 GiB at TP 1
+     * (0.46: the granite rows), 0.07 under pipeline parallel alone, 2.06-2.11
+     * at TP 2 and 2.13-2.21 at TP 4 (llm-d-planner v0.19.0 logs, 59 runs):
+     * the highest of each (a tensor-parallel rank's all-reduce buffers) */
+    if (c->v019 && c->is_v1)
+        c->non_torch = (uint64_t)((c->tp > 1 ? 2.21 : 0.46) * (double)GIB);
     /* vLLM 0.6.x (worker.py after PR #10511) measured non-torch memory from
      * before the CUDA context existed, so the context is inside it: 1.79 GiB
      * at TP 1 and 3.58 GiB at TP 2 in that PR's own logs (H100, Llama-3-8B) */
@@ -308,16 +316,51 @@ static void stage_kv(const vf_hparams *hp, const vcfg *c, const vf__extras *xt, 
  *    scatter (a + 26 B per logit) stay below that peak.
  *  plus PyTorch's cuBLAS workspace, first allocated in this run. */
 typedef struct vact {
-    uint64_t fwd, hid, samp, sort_tmp, ws;
+    uint64_t fwd, hid, samp, sort_tmp, ws, moe_ws;
 } vact;
 
-static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const vcfg *c, vact *p)
+/* vLLM 0.19+ (its logs: llm-d-planner accuracy/results/v0.19.0, H100; 0.12
+ * to 0.18 keep the 0.11 profile above, erring high):
+ *  - the dummy sampler run holds a + 12.6 B per logit and no sort: the
+ *    model-dtype logits, their fp32 copy, the fp32 probabilities and the
+ *    exponential draws of random sampling (sampler.py random_sample, a + 12)
+ *    — top-k/top-p no longer sorted in that run; 14.56 B per bf16 logit in
+ *    Llama-3.1-8B's 1.89 GiB, within 1 % for Qwen2.5-7B, Qwen3-8B,
+ *    gemma-2-2b/9b, phi-4 and gpt-oss-20b;
+ *  - the forward keeps one more hidden-size tensor per token (custom_ops
+ *    "none": Inductor's RMSNorm writes the residual out of place):
+ *    CodeLlama-7b 0.77 GiB measured, 0.74 with 3h;
+ *  - fused MoE's workspaces stay allocated through the sampler (the
+ *    persistent workspace manager, locked after capture): tokens x top_k x
+ *    (max(N / 2, K) + max(N, K)) x a with N = 2 x moe_ff / tp, K = h
+ *    (TritonExperts.workspace_shapes), which is what the MoE rows' profile
+ *    exceeds the sampler by (Mixtral TP 2 0.66 GiB, Qwen3-30B-A3B 0.51,
+ *    DeepSeek-V2-Lite 0.45, Qwen1.5-MoE 0.30); none for gpt-oss's MXFP4
+ *    experts (triton_kernels' matmul_ogs: 2.87 GiB without it). With it,
+ *    an MoE model's forward keeps only its hidden-size tensors (4h) beside:
+ *    Mixtral TP 2's 1.21 GiB = sampler + workspace + cuBLAS workspace. */
+static uint64_t moe_workspace(const vf_hparams *hp, const vcfg *c, bool mxfp4)
+{
+    if (!c->v019 || !c->is_v1 || hp->n_experts < 2 || mxfp4)
+        return 0;
+    uint64_t k = hp->n_experts_active ? hp->n_experts_active : 1, K = hp->hidden_size;
+    uint64_t N = 2 * ((hp->moe_intermediate_size ? hp->moe_intermediate_size : vf__hp_ff(hp)) / c->tp);
+    uint64_t w = (N / 2 > K ? N / 2 : K) + (N > K ? N : K);
+    return vf__smul(vf__smul(vf__smul(c->mnbt, k), w), c->a);
+}
+
+static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const vcfg *c, bool mxfp4, vact *p)
 {
     uint64_t h = hp->hidden_size, V = hp->vocab_size, a = c->a;
+    bool light = c->v019 && c->is_v1;
     p->fwd = vf__vllm_fwd_bytes(hp, c->mnbt, c->tp, a);
+    p->moe_ws = moe_workspace(hp, c, mxfp4);
+    if (light) /* one more hidden-size tensor; an MoE layer's caches are its workspace */
+        p->fwd = p->moe_ws ? vf__smul(vf__smul(c->mnbt, 4 * h), a) : vf__sadd(p->fwd, vf__smul(vf__smul(c->mnbt, h), a));
     p->hid = vf__sadd(vf__smul(vf__smul(c->mnbt, h), a), vf__smul(vf__smul(c->seqs, h), c->is_v1 ? 2 * a : a));
-    p->sort_tmp = sort_transient(c->seqs, V);
-    p->samp = vf__sadd(vf__sadd(p->hid, vf__smul(vf__smul(c->seqs, V), a + 4 + 4 + 8)), p->sort_tmp);
+    p->sort_tmp = light ? 0 : sort_transient(c->seqs, V);
+    uint64_t per10 = light ? 10 * a + 126 : 10 * (a + 16); /* tenths of a byte per logit */
+    p->samp = vf__sadd(vf__sadd(p->hid, vf__smul(vf__smul(c->seqs, V), per10) / 10), p->sort_tmp);
     p->ws = vf__cublas_workspace_bytes(io->gpu_name, c->big ? c->gpu_bytes : 0);
 }
 
@@ -386,9 +429,11 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
                    (unsigned long long)c->swa_tok);
     vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(c->kt)->name, vf_dtype_get(c->vt)->name,
                vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
-    vf__assume(e, "non-torch memory %.2f GiB (vLLM's logs, vllm PRs #12126/#14447, 0.6.x: #10511); overhead = that + "
+    vf__assume(e, "non-torch memory %.2f GiB (vLLM's logs: %s); overhead = that + "
                "CUDA graphs %.2f GiB (%s) + CUDA context, outside the pool",
-               (double)c->non_torch / GIB, (double)c->graphs / GIB,
+               (double)c->non_torch / GIB,
+               c->v019 && c->is_v1 ? "0.19's, llm-d-planner v0.19.0 runs" : "vllm PRs #12126/#14447, 0.6.x: #10511",
+               (double)c->graphs / GIB,
                c->graphs_in_budget ? "profiled first and taken out of the pool's budget, vLLM 0.21+"
                                    : "captured after the pool is sized, outside the budget");
     vf__assume(e, "%s", c->ctx_why);
@@ -409,14 +454,17 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
     vf__explain(e, "kv pool = %.2f GiB x %.2f - weights %llu - activation peak %llu - non-torch %llu%s = %llu B",
                 (double)o->gpu_bytes / GIB, c->util, (unsigned long long)s->weights, (unsigned long long)s->act,
                 (unsigned long long)c->non_torch, gterm, (unsigned long long)s->pool);
-    vf__explain(e, "activation peak = max(forward %llu x (3 x %llu + 3 x %llu) x %llu = %llu, sampler hidden %llu + "
-                "%llu x %llu logits x (%llu + 16) + sort scratch %llu = %llu%s) + cuBLAS workspace %llu = %llu B",
-                (unsigned long long)c->mnbt, (unsigned long long)hp->hidden_size,
+    char mws[64] = "";
+    if (p->moe_ws)
+        snprintf(mws, sizeof mws, " + fused-MoE workspace %llu (0.19+)", (unsigned long long)p->moe_ws);
+    vf__explain(e, "activation peak = max(forward %llu x (%s x %llu + 3 x %llu) x %llu = %llu, sampler hidden %llu + "
+                "%llu x %llu logits x (%llu + %s) + sort scratch %llu = %llu%s) + cuBLAS workspace %llu%s = %llu B",
+                (unsigned long long)c->mnbt, c->v019 && c->is_v1 ? "4" : "3", (unsigned long long)hp->hidden_size,
                 (unsigned long long)(vf__hp_ff(hp) / c->tp), (unsigned long long)c->a, (unsigned long long)p->fwd,
                 (unsigned long long)p->hid, (unsigned long long)c->seqs, (unsigned long long)hp->vocab_size,
-                (unsigned long long)c->a, (unsigned long long)p->sort_tmp, (unsigned long long)p->samp,
-                c->pp > 1 && busiest + 1 != c->pp ? ", on the last rank only" : "", (unsigned long long)p->ws,
-                (unsigned long long)s->act);
+                (unsigned long long)c->a, c->v019 && c->is_v1 ? "12.6" : "16", (unsigned long long)p->sort_tmp,
+                (unsigned long long)p->samp, c->pp > 1 && busiest + 1 != c->pp ? ", on the last rank only" : "",
+                (unsigned long long)p->ws, mws, (unsigned long long)s->act);
     vf__explain(e, "kv tokens = floor(pool / %llu B per %llu-token block) x %llu = %llu; concurrency = pool / %llu B "
                 "per max_model_len request = %.2f",
                 (unsigned long long)(s->full_page ? s->full_page : s->page), (unsigned long long)c->bs,
@@ -459,9 +507,9 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     if (!stages)
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     vact p;
-    profile_peaks(hp, &o->infer, &c, &p);
     /* MXFP4 experts as stored: the layout vLLM's backend converts them to */
     uint64_t mx = o->weights[0] ? 0 : vf__vllm_mxfp4_extra(hp, c.tp, vf__vllm_mxfp4_backend(o->infer.gpu_name));
+    profile_peaks(hp, &o->infer, &c, !o->weights[0] && strcmp(hp->quant_method, "mxfp4") == 0, &p);
     if (mx)
         vf__assume(e, "MXFP4 experts: vLLM's %s backend holds %llu B per MoE layer and GPU beyond the checkpoint's "
                       "bytes (padding, swizzled layouts, float32 biases; quantization/mxfp4.py)",
@@ -471,7 +519,7 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         vf__pp_indices(hp->n_layers, r, c.pp, &s->start, &s->end);
         s->weights = vf__sadd(vf__sadd(stage_weights(m, L, &c, r, s), xt.weights), mxfp4_stage(hp, &c, s, mx));
         stage_kv(hp, &c, &xt, s);
-        uint64_t peak = vf__sadd(r + 1 == c.pp && p.samp > p.fwd ? p.samp : p.fwd, p.ws);
+        uint64_t peak = vf__sadd(vf__sadd(r + 1 == c.pp && p.samp > p.fwd ? p.samp : p.fwd, p.ws), p.moe_ws);
         /* profile_run: the encoder on the dummy images first, its outputs kept
          * for the decoder's pass (every rank here: ERR HIGH past one stage) */
         s->act = vf__sadd(peak > xt.act ? peak : xt.act, xt.embeds);

@@ -283,6 +283,7 @@ static void vllm_pool(void **state)
         o.runtime = VF_RUNTIME_VLLM;
         o.gpu_bytes = 80ull << 30;
         o.infer.max_model_len = 8192;
+        snprintf(o.infer.vllm_version, sizeof o.infer.vllm_version, "0.11.0"); /* that sampler's sort */
         snprintf(o.infer.gpu_name, sizeof o.infer.gpu_name, "A100 SXM 80GB");
         vf_estimate a100 = itl_run(m, &o);
         snprintf(o.infer.gpu_name, sizeof o.infer.gpu_name, "H100 SXM 80GB");
