@@ -85,6 +85,9 @@ struct vf_model {
     /* a training step's replayed figures per set of inputs (train_replay.c), the same way */
     struct vf__trmemo *trmemo;
     void (*trmemo_free)(struct vf__trmemo *);
+    /* the training model's reading of the architecture (train_arch.c), once per model */
+    struct vf__tarch *tarch;
+    void (*tarch_free)(struct vf__tarch *);
     struct vf__graph *graph;   /* a network read from its graph (ONNX), else NULL (graph.h) */
     uint64_t graph_bytes_read; /* bytes the graph reader read from its file */
 };

@@ -67,6 +67,8 @@ void vf_model_free(vf_model *m)
         m->rmemo_free(m->rmemo);
     if (m->trmemo_free)
         m->trmemo_free(m->trmemo);
+    if (m->tarch_free)
+        m->tarch_free(m->tarch);
     vf__graph_free(m->graph);
     free(m->source);
     free(m);

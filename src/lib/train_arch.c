@@ -4,6 +4,8 @@
  * tensors themselves (shapes and which projections exist). */
 #include "train_internal.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t cfg_u64(const json_t *cfg, const char *k1, const char *k2)
@@ -53,7 +55,7 @@ static uint64_t other_dim(const vf_tensor *t, uint64_t hidden)
     return t->shape[0] == hidden ? t->shape[1] : t->shape[0];
 }
 
-vf_status vf__train_arch(const vf_model *m, vf__tarch *a, vf_error *err)
+static vf_status arch_of(const vf_model *m, vf__tarch *a, vf_error *err)
 {
     memset(a, 0, sizeof *a);
     const vf_hparams *hp = &m->hp;
@@ -144,5 +146,38 @@ vf_status vf__train_arch(const vf_model *m, vf__tarch *a, vf_error *err)
     a->embd_drop = cfg_num(cfg, "embd_pdrop");
     if (a->n_experts > 1 && !a->moe_inter)
         a->moe_inter = a->inter;
+    return VF_OK;
+}
+
+/* The reading depends on the model alone, and a fit runs a hundred training
+ * estimates of one model (each read walked its ~100k tensors for
+ * DeepSeek-V3): the first one is kept with the model. */
+static pthread_mutex_t tarch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void tarch_free(vf__tarch *a) { free(a); }
+
+vf_status vf__train_arch(const vf_model *m, vf__tarch *a, vf_error *err)
+{
+    pthread_mutex_lock(&tarch_lock);
+    const vf__tarch *kept = m->tarch;
+    if (kept)
+        *a = *kept;
+    pthread_mutex_unlock(&tarch_lock);
+    if (kept)
+        return VF_OK;
+    vf_status st = arch_of(m, a, err);
+    vf__tarch *e = st == VF_OK ? malloc(sizeof *e) : NULL;
+    if (!e)
+        return st;
+    *e = *a;
+    vf_model *mm = (vf_model *)m; /* the cache is not part of the model's value */
+    pthread_mutex_lock(&tarch_lock);
+    if (!mm->tarch) {
+        mm->tarch = e;
+        mm->tarch_free = tarch_free;
+        e = NULL;
+    }
+    pthread_mutex_unlock(&tarch_lock);
+    free(e);
     return VF_OK;
 }
