@@ -86,6 +86,18 @@ VF_HIDDEN vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, 
 VF_HIDDEN uint64_t vf__optim_state_bytes(vf_optimizer o, const vf__tcfg *c, const uint64_t *shape, uint32_t n_dims,
                                          uint64_t n);
 
+/* What the replay (train_replay.c) shares with the pricing: the matrix roles,
+ * the LoRA targets' roles, whether QLoRA stores a tensor in 4 bits, and a
+ * frozen tensor's bytes at its storage. */
+VF_HIDDEN bool vf__train_matrix_role(vf_role r);
+VF_HIDDEN vf_status vf__lora_targets(const char *spec, bool on[VF_ROLE_COUNT], vf_error *err);
+VF_HIDDEN bool vf__train_quantized(const vf__tcfg *c, const vf_tensor *t);
+VF_HIDDEN uint64_t vf__train_frozen_bytes(const vf__tcfg *c, const char *qlora, const vf_tensor *t, uint64_t n);
+/* How many adapters a matrix gets and the rows of each A (LitGPT's fused
+ * modules); qkv_mask: which of q (1), k (2), v (4) the targets name. */
+VF_HIDDEN void vf__lora_adapter_layout(const vf__tcfg *c, uint32_t qkv_mask, const vf_tensor *tn, uint64_t *copies,
+                                       uint64_t *a_rows);
+
 /* Saved-for-backward activations of one micro-batch on one GPU. */
 typedef struct vf__tacts {
     uint64_t layer;      /* one block, no recomputation */

@@ -75,7 +75,7 @@ static uint64_t step_temp_loop(vf_optimizer o, const vf__tcfg *c, uint64_t prev,
     }
 }
 
-static bool is_matrix_role(vf_role r)
+bool vf__train_matrix_role(vf_role r)
 {
     switch (r) {
     case VF_ROLE_ATTN_Q: case VF_ROLE_ATTN_K: case VF_ROLE_ATTN_V: case VF_ROLE_ATTN_QKV:
@@ -88,7 +88,7 @@ static bool is_matrix_role(vf_role r)
 }
 
 /* LoRA targets → roles. "" means PEFT's default for Llama-style models: q,v. */
-static vf_status parse_targets(const char *spec, bool on[VF_ROLE_COUNT], vf_error *err)
+vf_status vf__lora_targets(const char *spec, bool on[VF_ROLE_COUNT], vf_error *err)
 {
     memset(on, 0, sizeof(bool) * VF_ROLE_COUNT);
     if (!spec || !spec[0])
@@ -99,7 +99,7 @@ static vf_status parse_targets(const char *spec, bool on[VF_ROLE_COUNT], vf_erro
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!strcmp(tok, "all-linear") || !strcmp(tok, "all")) {
             for (int r = 0; r < VF_ROLE_COUNT; r++)
-                on[r] = is_matrix_role((vf_role)r);
+                on[r] = vf__train_matrix_role((vf_role)r);
         } else if (!strcmp(tok, "q") || !strcmp(tok, "q_proj")) {
             on[VF_ROLE_ATTN_Q] = on[VF_ROLE_ATTN_QKV] = true;
         } else if (!strcmp(tok, "k") || !strcmp(tok, "k_proj")) {
@@ -125,7 +125,7 @@ static vf_status parse_targets(const char *spec, bool on[VF_ROLE_COUNT], vf_erro
  * the head included, becomes 4-bit (litgpt/finetune/lora.py) */
 static bool quantized_role(const vf__tcfg *c, vf_role r)
 {
-    return is_matrix_role(r) || (c->litgpt && r == VF_ROLE_OUTPUT);
+    return vf__train_matrix_role(r) || (c->litgpt && r == VF_ROLE_OUTPUT);
 }
 
 static uint64_t nf4_bytes(const char *qlora, uint64_t n)
@@ -139,9 +139,14 @@ static uint64_t nf4_bytes(const char *qlora, uint64_t n)
 
 /* Bytes a frozen tensor of n params occupies: NF4 for QLoRA's block matrices,
  * else the compute dtype. */
-static uint64_t frozen_bytes(const vf__tcfg *c, const char *qlora, const vf_tensor *t, uint64_t n)
+bool vf__train_quantized(const vf__tcfg *c, const vf_tensor *t)
 {
-    if (c->qlora && quantized_role(c, t->role) && t->n_dims >= 2)
+    return c->qlora && quantized_role(c, t->role) && t->n_dims >= 2;
+}
+
+uint64_t vf__train_frozen_bytes(const vf__tcfg *c, const char *qlora, const vf_tensor *t, uint64_t n)
+{
+    if (vf__train_quantized(c, t))
         return nf4_bytes(qlora, n);
     return n * (uint64_t)c->frozen_bytes;
 }
@@ -151,8 +156,8 @@ static uint64_t frozen_bytes(const vf__tcfg *c, const char *qlora, const vf_tens
  * (Phi-3) becomes LLaMAMLP's fc_1 and fc_2, two LoRALinear with their own A,
  * B and dropout on the same input; a fused qkv_proj stays one LoRAQKVLinear,
  * whose A has r rows per adapted q, k, v (litgpt/lora.py). */
-static void adapter_layout(const vf__tcfg *c, const vf__tstates *s, const vf_tensor *tn, uint64_t *copies,
-                           uint64_t *a_rows)
+void vf__lora_adapter_layout(const vf__tcfg *c, uint32_t qkv_mask, const vf_tensor *tn, uint64_t *copies,
+                             uint64_t *a_rows)
 {
     *copies = 1;
     *a_rows = c->lora_rank;
@@ -161,7 +166,7 @@ static void adapter_layout(const vf__tcfg *c, const vf__tstates *s, const vf_ten
     if (tn->role == VF_ROLE_MLP_UP && strstr(tn->name, "gate_up_proj"))
         *copies = 2;
     if (tn->role == VF_ROLE_ATTN_QKV) {
-        uint32_t m = s->lora_qkv_mask;
+        uint32_t m = qkv_mask;
         *a_rows = (uint64_t)c->lora_rank * ((m & 1u) + ((m >> 1) & 1u) + ((m >> 2) & 1u));
     }
 }
@@ -174,7 +179,7 @@ static void add_adapters(const vf_train_opts *t, const vf__tcfg *c, const vf_ten
                          uint64_t *prev, uint64_t *temp, uint64_t *sum_tr)
 {
     uint64_t e = tn->n_experts > 1 ? tn->n_experts : 1, copies, rows;
-    adapter_layout(c, s, tn, &copies, &rows);
+    vf__lora_adapter_layout(c, s->lora_qkv_mask, tn, &copies, &rows);
     e *= copies;
     uint64_t out = tn->shape[tn->n_dims - 2] / copies, in = tn->shape[tn->n_dims - 1];
     uint64_t shA[2] = {rows, in}, shB[2] = {out, t->lora_rank};
@@ -202,7 +207,7 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
     memset(s, 0, sizeof *s);
     bool target[VF_ROLE_COUNT];
     if (c->lora) {
-        vf_status st = parse_targets(t->lora_targets, target, err);
+        vf_status st = vf__lora_targets(t->lora_targets, target, err);
         if (st != VF_OK)
             return st;
         s->lora_qkv_mask = (target[VF_ROLE_ATTN_Q] ? 1u : 0u) | (target[VF_ROLE_ATTN_K] ? 2u : 0u) |
@@ -213,7 +218,7 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
     bool a_keeps_input = !(c->litgpt && c->lora_dropout > 0);
     for (int r = 0; r < VF_ROLE_COUNT; r++)
         s->linear_saves_input[r] = !c->lora || (target[r] && a_keeps_input) ||
-                                   (c->bnb_keeps_input && is_matrix_role((vf_role)r));
+                                   (c->bnb_keeps_input && vf__train_matrix_role((vf_role)r));
 
     uint64_t prev = 0, temp = 0, sum_tr = 0;
     /* DeepSpeed's largest layer: the params one module owns directly
@@ -234,7 +239,7 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
             s->expert_params += n;
         if (c->qlora && c->litgpt && tn->role == VF_ROLE_OUTPUT && tn->n_dims >= 2 && n > s->largest_linear)
             s->largest_linear = n; /* the 4-bit head too: dequantized whole for each matmul */
-        if (is_matrix_role(tn->role) && tn->n_dims >= 2) {
+        if (vf__train_matrix_role(tn->role) && tn->n_dims >= 2) {
             s->block_linear_params += n;
             uint64_t per = tn->n_experts > 1 ? n / tn->n_experts : n;
             if (per > s->largest_linear)
@@ -264,8 +269,8 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
             continue;
         }
         s->frozen += n;
-        s->weight_bytes += frozen_bytes(c, t->qlora, tn, n);
-        if (is_matrix_role(tn->role) && tn->n_dims >= 2 && target[tn->role])
+        s->weight_bytes += vf__train_frozen_bytes(c, t->qlora, tn, n);
+        if (vf__train_matrix_role(tn->role) && tn->n_dims >= 2 && target[tn->role])
             add_adapters(t, c, tn, s, &prev, &temp, &sum_tr);
     }
     if (c->head_shape[0] && s->params) {
