@@ -231,6 +231,12 @@ VF_HIDDEN vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_
                                            vf_error *err);
 VF_HIDDEN vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
 VF_HIDDEN vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
+/* The llama.cpp architecture a model runs as (infer_llamacpp_arch.c): NULL
+ * with *known set when llama.cpp implements none for it, NULL with *known
+ * clear for a family vramfit does not know. */
+VF_HIDDEN const char *vf__llamacpp_arch(const vf_model *m, bool *known);
+/* VF_EUNSUPPORTED, one line naming the family, when llama.cpp cannot run m. */
+VF_HIDDEN vf_status vf__llamacpp_arch_check(const vf_model *m, vf_error *err);
 VF_HIDDEN vf_status vf__infer_litgpt(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
 
 /* Layer count, hidden size, heads, vocab and context with fallbacks; false

@@ -364,8 +364,10 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
 {
     const vf_hparams *hp = &m->hp;
     vf__wprice w;
-    vf_status st = vf__weights_price(m, o->weights, VF_DTYPE_UNKNOWN, &w, e, err);
+    vf_status st = vf__llamacpp_arch_check(m, err);
     if (st != VF_OK)
+        return st;
+    if ((st = vf__weights_price(m, o->weights, VF_DTYPE_UNKNOWN, &w, e, err)) != VF_OK)
         return st;
     if (!vf__hp_has_attention(hp))
         return vf__err(err, VF_EUNSUPPORTED, m->source, "no layer or head counts: the KV cache cannot be sized");
