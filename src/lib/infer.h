@@ -105,6 +105,15 @@ typedef struct vf__image {
 } vf__image;
 /* false when the model has no vision tower vramfit knows. */
 VF_HIDDEN bool vf__image_cost(const vf_model *m, uint32_t w, uint32_t h, vf__image *out);
+/* llama.cpp's clip compute buffer for --mmproj (infer_mmproj.c), bytes. */
+typedef struct vf__clip {
+    char proj[32];                               /* clip.projector_type */
+    uint64_t n_embd, n_ff, n_head, patch, image_size, merge, proj_dim, deepstack;
+    uint64_t w, h, patches, warmup;              /* the image priced (pixels), its patches, warmup side */
+    bool dynamic, flash, gated, window, qwen;
+    uint64_t inputs, embed, attn, scores, ffn, total;
+} vf__clip;
+VF_HIDDEN vf_status vf__mmproj_cost(const vf_model *p, const vf_estimate_opts *o, vf__clip *c, vf_error *err);
 typedef struct vf__extras {
     uint64_t weights;   /* per GPU, held before any cache is sized (draft, LoRA slots, mmproj) */
     uint64_t kv_token;  /* per GPU and token of each sequence (a draft's layers) */
@@ -113,6 +122,7 @@ typedef struct vf__extras {
     uint64_t lookahead; /* KV slots per sequence for the draft tokens */
     uint64_t act;       /* a transient peak beside the runtime's (the vision tower, clip) */
     uint64_t embeds;    /* the tower's outputs held into the decoder's pass */
+    uint64_t buffers;   /* a buffer of its own beside the runtime's compute buffer (clip's) */
 } vf__extras;
 /* vLLM's LoRA slots per GPU (infer_vllm_lora.c): the layers' stacks, the
  * embedding's and head's, the model's added-vocabulary rows (before 0.12). */

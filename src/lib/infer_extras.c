@@ -45,30 +45,34 @@ static void mtp_draft(const vf_model *m, uint32_t tp, vf__extras *x, vf_estimate
                (unsigned long long)(bytes / tp));
 }
 
-/* llama.cpp --mmproj: the projector's tensors, and clip's compute buffer for
- * one image (our own bound: patches x (5 x hidden + ffn) f32 values). */
-static vf_status mmproj(const char *src, vf__extras *x, vf_estimate *e, vf_error *err)
+/* llama.cpp --mmproj: the projector's tensors, and the clip context's own
+ * compute buffer (infer_mmproj.c), both on the first GPU beside llama's. */
+static vf_status mmproj(const char *src, const vf_estimate_opts *o, vf__extras *x, vf_estimate *e, vf_error *err)
 {
     vf_model *p = NULL;
     vf_error pe = {0};
     if (vf_model_open(src, &p, &pe) != VF_OK)
         return vf__err(err, pe.status ? pe.status : VF_EINVAL, "--mmproj", "%s", pe.msg);
-    uint64_t bytes = 0, img = 0, patch = 0, hid = 0, ff = 0;
+    vf__clip c;
+    vf_status st = vf__mmproj_cost(p, o, &c, err);
+    uint64_t bytes = 0;
     for (size_t i = 0; i < p->n_tensors; i++)
         bytes = vf__sadd(bytes, p->tensors[i].n_bytes);
-    const json_t *kv = p->gguf_kv;
-    vf__json_u64(json_object_get(kv, "clip.vision.image_size"), &img);
-    vf__json_u64(json_object_get(kv, "clip.vision.patch_size"), &patch);
-    vf__json_u64(json_object_get(kv, "clip.vision.embedding_length"), &hid);
-    vf__json_u64(json_object_get(kv, "clip.vision.feed_forward_length"), &ff);
-    uint64_t n = patch && img <= 65536 ? (img / patch) * (img / patch) : 0;
-    uint64_t act = hid <= (1u << 20) && ff <= (1u << 22) ? vf__smul(n, (5 * hid + ff) * 4) : 0;
-    x->weights = vf__sadd(x->weights, bytes);
-    if (act > x->act)
-        x->act = act;
-    vf__assume(e, "mmproj %.120s: %llu B of projector weights on the first GPU, its compute buffer %llu B (%llu patches)",
-               src, (unsigned long long)bytes, (unsigned long long)act, (unsigned long long)n);
     vf_model_free(p);
+    if (st != VF_OK)
+        return st;
+    x->weights = vf__sadd(x->weights, bytes);
+    x->buffers = vf__sadd(x->buffers, c.total);
+    vf__assume(e, "mmproj %.120s: %llu B of projector weights on the first GPU, its compute buffer %llu B (%s, %llu x "
+               "%llu px, %llu patches, flash attention %s)", src, (unsigned long long)bytes,
+               (unsigned long long)c.total, c.proj, (unsigned long long)c.w, (unsigned long long)c.h,
+               (unsigned long long)c.patches, c.flash ? "on" : "off");
+    vf__assume(e, "mmproj compute buffer = %s image (clip reserves at its %llu px warmup image; a larger one grows "
+               "the buffer): inputs %llu + max(embedding %llu, attention %llu, MLP %llu) B%s",
+               c.dynamic ? (o->image_w ? "the --image-size" : "the largest accepted") : "every image resized to the",
+               (unsigned long long)c.warmup, (unsigned long long)c.inputs, (unsigned long long)c.embed,
+               (unsigned long long)c.attn, (unsigned long long)c.ffn,
+               c.scores ? " (attention scores heads x patches^2 in f32, no flash attention)" : "");
     return VF_OK;
 }
 
@@ -174,8 +178,12 @@ vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o, uint32_t 
             vf__assume(e, "LoRA slots: only vLLM pre-allocates them; --max-loras ignored for this runtime");
         }
     }
-    if (st == VF_OK && o->mmproj && o->mmproj[0])
-        st = mmproj(o->mmproj, x, e, err);
+    if (st == VF_OK && o->mmproj && o->mmproj[0]) {
+        if (o->runtime == VF_RUNTIME_LLAMACPP)
+            st = mmproj(o->mmproj, o, x, e, err);
+        else
+            vf__assume(e, "mmproj: a llama.cpp projector file; --mmproj ignored for this runtime");
+    }
     return st;
 }
 
@@ -187,7 +195,7 @@ void vf__extras_apply(vf_estimate *e, const vf__extras *x, bool shared_context)
     kv = vf__sadd(kv, vf__smul(x->kv_token, vf__sadd(per_seq_tokens ? per_seq_tokens : e->context, x->lookahead)));
     kv = vf__sadd(vf__smul(kv, seqs), vf__smul(x->kv_seq, e->batch ? e->batch : 1));
     uint64_t act = x->act > e->activations ? x->act - e->activations : 0;
-    act = vf__sadd(act, x->embeds);
+    act = vf__sadd(vf__sadd(act, x->embeds), x->buffers);
     uint64_t add = vf__sadd(vf__sadd(x->weights, kv), act);
     if (!add)
         return;
