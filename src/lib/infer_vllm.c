@@ -520,9 +520,13 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         s->weights = vf__sadd(vf__sadd(stage_weights(m, L, &c, r, s), xt.weights), mxfp4_stage(hp, &c, s, mx));
         stage_kv(hp, &c, &xt, s);
         uint64_t peak = vf__sadd(vf__sadd(r + 1 == c.pp && p.samp > p.fwd ? p.samp : p.fwd, p.ws), p.moe_ws);
-        /* profile_run: the encoder on the dummy images first, its outputs kept
-         * for the decoder's pass (every rank here: ERR HIGH past one stage) */
-        s->act = vf__sadd(peak > xt.act ? peak : xt.act, xt.embeds);
+        /* profile_run (v1/worker/gpu_model_runner.py): the encoder on the
+         * dummy images first (its transient, with cuBLAS's workspace from its
+         * first matmul), then its outputs kept in encoder_cache["tmp"] through
+         * the decoder's pass and the sampler, cleared only after them; so
+         * max(tower, decoder + outputs) (every rank here: ERR HIGH past one stage) */
+        uint64_t tower = xt.act ? vf__sadd(xt.act, p.ws) : 0, dec = vf__sadd(peak, xt.embeds);
+        s->act = tower > dec ? tower : dec;
     }
     e->starts = true;
     uint32_t busiest = size_pools(&c, stages, e);

@@ -147,6 +147,13 @@ done
 check_json "vllm profile images: qwen2.5-vl one image, budget 16384" 0 \
     '[.assumptions[] | tostring | select(test("the tower on 1 dummy images of 16384 tokens .*budget 16384 tokens.*outputs 117440512 B"))] | length == 1' \
     "$VF" estimate --json "$VL" --runtime vllm --gpu H100
+# profile_run keeps the tower's outputs through the decoder's pass, not through the tower's own:
+# peak = max(tower + cuBLAS workspace, decoder + outputs). Qwen2.5-VL-7B at 1,024 batched tokens and
+# one sequence: tower 65,536 patches x (5 x 1280 + 3420) x 2 B = 1,287,127,040 + Hopper's 32 MiB
+# workspace = 1,320,681,472; the decoder (1,024 x (3 x 3584 + 3 x 18944) x 2 B = 138,412,032 +
+# workspace) + outputs 117,440,512 stays below it (the old max + outputs gave 1,404,567,552).
+check_json "vllm profile: max(tower, decoder + tower outputs)" 0 ".components.activations == 1320681472" \
+    "$VF" estimate --json "$VL" --runtime vllm --gpu H100 --max-num-batched-tokens 1024 --max-num-seqs 1 --max-model-len 8192
 
 # jamba from a config.json with the dimensions of llama.cpp's jamba GGUF above (4 layers,
 # attention at layer 2, dense MLPs, tied): the same element count as that converted file,
