@@ -174,6 +174,10 @@ static void emit_llamacpp(vf__sbuf *b, const vf_model *m, const char *ref, const
     kv_pair(in->kv_dtype, kk, vv, sizeof kk);
     vf__put(b, " -ctk %s -ctv %s", kk, vv);
     vf__put(b, " -fa %s", in->flash_attn == 1 ? "on" : in->flash_attn == 0 ? "off" : "auto");
+    if (o->mmproj && o->mmproj[0]) { /* the projector the estimate priced (weights and clip's buffer) */
+        vf__put(b, " --mmproj ");
+        vf__put_arg(b, o->mmproj);
+    }
     if (l->nodes > 1) {
         vf__put(b, " --rpc ");
         for (uint32_t i = 1; i < l->nodes; i++)

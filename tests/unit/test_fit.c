@@ -810,6 +810,7 @@ static void test_plan_flags_documented(void **state)
             o.runtime = VF_RUNTIME_LLAMACPP;
             o.infer.flash_attn = fa;
             o.infer.n_gpu_layers = (int32_t)i * 5 - 1;
+            o.mmproj = i == 4 ? "mmproj-F16.gguf" : NULL;
             snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "%s", lkvs[i]);
             vf_estimate e;
             memset(&e, 0, sizeof e);
@@ -818,6 +819,7 @@ static void test_plan_flags_documented(void **state)
                                           buf, sizeof buf, NULL),
                              VF_OK);
             assert_true(!strncmp(buf, "llama-server ", 13));
+            assert_true((strstr(buf, " --mmproj mmproj-F16.gguf") != NULL) == (i == 4)); /* the projector priced */
             check_cmd(buf + 13, ldoc, nl);
         }
     vf_model_free(m);
