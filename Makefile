@@ -19,7 +19,9 @@ CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # libmicrohttpd: the CLI only ('vramfit serve'); the library does not need it.
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+# (its headers only as well: 'vramfit serve' opens libmicrohttpd.so.12 when it
+# starts, src/cli/serve_mhd.h, and no other command loads GnuTLS with it)
+MHD_LIBS   :=
 
 # Without the build dependencies, one line naming the set-up instead of a
 # compiler error (make test / make run install them first through 'deps').

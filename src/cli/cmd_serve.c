@@ -141,6 +141,11 @@ int cmd_serve(int argc, char **argv)
     if (!parse_addr(addr, &ss, &sslen))
         return vf_usage_error("serve", "--addr '%s' is not HOST:PORT", addr);
 
+    if (!vf_mhd()) {
+        fprintf(stderr, "vramfit: serve needs libmicrohttpd (libmicrohttpd.so.12, Debian: libmicrohttpd12), "
+                        "which cannot be loaded\n");
+        return VF_EXIT_IO;
+    }
     static vf_serve_ctx ctx;
     ssize_t k = readlink("/proc/self/exe", ctx.exe, sizeof ctx.exe - 1);
     if (k <= 0 || (size_t)k >= sizeof ctx.exe - 1) {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <microhttpd.h>
+#include "serve_mhd.h" /* libmicrohttpd through its table: MHD_* calls go there */
 
 #define VF_SERVE_MAX_VALUE 1024 /* bytes of one query value */
 #define VF_SERVE_MAX_ARGS 64    /* words of one command line */
