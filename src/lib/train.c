@@ -205,7 +205,8 @@ static vf_status in_range(const vf_model *m, const vf__tarch *a, const vf__tcfg 
 }
 
 /* What a PyTorch process's device holds: the allocator replayed over one
- * step (plain, LoRA, QLoRA, accumulated; else the peak as allocated), the context beside it. Under
+ * step (plain, LoRA, QLoRA, accumulated, ZeRO/FSDP/offload; else the peak
+ * as allocated), the context beside it. Under
  * transformers that is the figure that must fit (per_gpu_bytes, the cached
  * blocks in the overhead); LitGPT's own figure stays what it prints
  * (torch.cuda.max_memory_allocated). */
@@ -223,8 +224,8 @@ static vf_status device_figures(const vf_model *m, const vf_estimate_opts *o, co
         vf__replay_finish(&r, out, allocated, ctx, 0);
     } else {
         vf__device_set(out, allocated, allocated, ctx, 0);
-        vf__assume(out, "caching allocator = not replayed for ZeRO, FSDP, offload, model parallelism or "
-                        "recomputation: reserved taken as allocated");
+        vf__assume(out, "caching allocator = not replayed for tensor or pipeline parallelism or recomputation: "
+                        "reserved taken as allocated");
     }
     vf__replay_close(&r);
     if (hf) {

@@ -8,8 +8,7 @@
 
 #include <string.h>
 
-/* DeepSpeed's default reduce bucket (reduce_bucket_size = 5e8 elements). */
-#define DS_REDUCE_BUCKET 500000000ull
+#define DS_REDUCE_BUCKET VF__DS_REDUCE_BUCKET
 /* Bytes a GPU holds of x bytes of model state once TP/PP (and EP for the
  * routed experts' share) split it. */
 static uint64_t split(uint64_t x, const vf__tcfg *c, const vf__tstates *s)

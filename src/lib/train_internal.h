@@ -133,6 +133,9 @@ VF_HIDDEN uint64_t vf__litgpt_head_deq(const vf__tarch *a, const vf__tcfg *c, co
 VF_HIDDEN void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc,
                               vf__tacts *out);
 
+/* DeepSpeed's default reduce bucket (reduce_bucket_size = 5e8 elements). */
+#define VF__DS_REDUCE_BUCKET 500000000ull
+
 /* What lives on each GPU and on each node's host after distribution. */
 typedef struct vf__tplace {
     uint64_t weights, grads, optimizer, buffers, activations;

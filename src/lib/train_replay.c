@@ -13,8 +13,7 @@
  * the GPU from its 16-bit source, and dequantized for each matmul forward and
  * backward); gradient accumulation plays the micro-batches with the
  * gradients alive between them. */
-#include "replay_torch.h"
-#include "train_internal.h"
+#include "train_replay.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -28,44 +27,7 @@ typedef struct tset {
     size_t n;
 } tset;
 
-/* One trainable tensor as the allocator meets it (its block, -1 outside;
- * its weight, gradient, optimizer states as allocated and one step
- * temporary, in bytes), or under LoRA a run of adapters of one block made
- * and freed together, requested as one of at most SMALL_RUN bytes: the small
- * pool they fall in either way (kSmallSize), tens of thousands fewer
- * requests for a model with many experts. */
-typedef struct tpiece {
-    int32_t layer;
-    bool emb;
-    uint64_t w, g, temp;
-    uint64_t st[3]; /* AdamW: exp_avg, exp_avg_sq and the step tensor; else one */
-    uint64_t g1;    /* a run's largest single gradient (AccumulateGrad's new one) */
-} tpiece;
-
-#define SMALL_RUN ((uint64_t)1 << 20)
-
-typedef struct step_ctx {
-    vf__replay *r;
-    const vf_model *m;
-    const vf_train_opts *t;
-    const vf__tcfg *c;
-    const vf__tacts *acts;
-    const vf__tplace *p;
-    uint32_t L;
-    uint64_t u;       /* one hidden-sized activation, act x tokens x hidden */
-    uint64_t uff;     /* one intermediate-sized one, act x tokens x ff */
-    uint64_t ltv;     /* one fp32 logits-sized tensor */
-    tpiece *pc;       /* the trainable pieces, in the optimizer's order */
-    size_t n_pc;
-    uint32_t *grads;  /* per piece, 0 when none */
-    size_t *by_layer;   /* the pieces of block l - 1 (0: outside) in order, */
-    size_t *first;      /* from by_layer[first[l]] to by_layer[first[l + 1]] */
-    uint64_t *deq;      /* QLoRA: per block, its 4-bit matrices' dequantized bytes */
-    size_t *deq_first;  /* block l's from deq[deq_first[l]] to deq[deq_first[l + 1]] */
-    bool states_made;
-} step_ctx;
-
-static bool trainable(const vf_tensor *t) { return !(t->flags & (VF_TENSOR_NOT_PARAM | VF_TENSOR_MTP)); }
+static bool trainable(const vf_tensor *t) { return vf__train_replay_trainable(t); }
 
 /* A tensor of n elements (its last two dimensions in sh) as the allocator
  * meets its parameter, gradient, states and step temporary. */
@@ -74,7 +36,7 @@ static tpiece piece_of(const step_ctx *x, int32_t layer, bool emb, uint64_t n, c
 {
     const vf__tcfg *c = x->c;
     tpiece p = {.layer = layer, .emb = emb, .w = vf__smul(n, w_bytes), .g = vf__smul(n, c->g_bytes),
-                .temp = vf__smul(n, c->st_bytes), .g1 = vf__smul(n, c->g_bytes)};
+                .temp = vf__smul(n, c->st_bytes), .g1 = vf__smul(n, c->g_bytes), .m = vf__smul(n, c->master)};
     uint64_t st = vf__optim_state_bytes(x->t->optimizer, c, sh, nd, n);
     bool adam = x->t->optimizer == VF_OPT_ADAMW || x->t->optimizer == VF_OPT_ADAM;
     if (adam && st > 4) {
@@ -92,16 +54,17 @@ static uint64_t round512(uint64_t v) { return v > UINT64_MAX - 511 ? v : (v + 51
 /* p joined to run (LoRA): true when run stays within SMALL_RUN each way. */
 static bool run_join(tpiece *run, const tpiece *p)
 {
-    uint64_t a[6] = {run->w, run->g, run->temp, run->st[0], run->st[1], run->st[2]};
-    const uint64_t b[6] = {p->w, p->g, p->temp, p->st[0], p->st[1], p->st[2]};
+    uint64_t a[7] = {run->w, run->g, run->temp, run->st[0], run->st[1], run->st[2], run->m};
+    const uint64_t b[7] = {p->w, p->g, p->temp, p->st[0], p->st[1], p->st[2], p->m};
     if (run->layer != p->layer)
         return false;
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 7; k++) {
         a[k] = (a[k] ? round512(a[k]) : 0) + (b[k] ? round512(b[k]) : 0);
         if (a[k] > SMALL_RUN)
             return false;
     }
     run->w = a[0], run->g = a[1], run->temp = a[2], run->st[0] = a[3], run->st[1] = a[4], run->st[2] = a[5];
+    run->m = a[6];
     if (p->g1 > run->g1)
         run->g1 = p->g1;
     return true;
@@ -234,6 +197,11 @@ static void dequantize_block(step_ctx *x, uint32_t l)
  * selects the final norm and head against the embeddings). */
 static void make_grads(step_ctx *x, int32_t l, bool head)
 {
+    if (x->sh) { /* sharded: a unit's gradients at once, the outside's at the end */
+        if (l >= 0 || !head)
+            vf__shard_grads(x, (uint32_t)(l + 1));
+        return;
+    }
     for (size_t k = x->first[l + 1]; k < x->first[l + 2]; k++) {
         size_t i = x->by_layer[k];
         const tpiece *t = &x->pc[i];
@@ -342,10 +310,13 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
     vf__replay_free(r, prev[1]);
     vf__replay_free(r, prev[0]);
     /* forward */
+    vf__shard_gather(x, 0);
     for (uint32_t l = 0; l < x->L && !r->broken; l++) {
+        vf__shard_gather(x, l + 1);
         dequantize_block(x, l);
         save_block(x, &blocks[l]);
     }
+    vf__shard_release(x);
     uint64_t outside_rest = A->non_layer > 4 * x->ltv ? A->non_layer - 4 * x->ltv : 0;
     size_t n1 = 0, n2 = 0;
     vf__replay_pieces(r, A->non_layer - outside_rest, 4 * x->ltv, outside->h, MAX_PIECES / 2, &n1);
@@ -356,19 +327,23 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
     tset bs;
     vf__replay_pieces(r, A->bwd_start, 4 * x->ltv, bs.h, MAX_PIECES, &bs.n);
     vf__replay_free_all(r, outside->h, &outside->n);
+    vf__shard_backward(x, true);
     make_grads(x, -1, true);
     vf__replay_free_all(r, bs.h, &bs.n);
     for (uint32_t l = x->L; l-- > 0 && !r->broken;) {
+        vf__shard_gather(x, l + 1);
         dequantize_block(x, l);
         make_grads(x, (int32_t)l, false);
         transient(x, A->bwd_mlp, x->uff);
         transient(x, A->bwd_attn, A->attn_scores ? vf__smul(A->attn_scores, 4) : x->u);
         vf__replay_free_all(r, blocks[l].h, &blocks[l].n);
     }
+    vf__shard_release(x);
     tset be;
     vf__replay_pieces(r, A->bwd_end, x->u, be.h, MAX_PIECES, &be.n);
     make_grads(x, -1, false);
     vf__replay_free_all(r, be.h, &be.n);
+    vf__shard_backward(x, false);
 }
 
 /* MICRO_MAX: the micro-batches of an accumulated step that are played; from
@@ -381,7 +356,10 @@ static void one_step(step_ctx *x, tset *blocks, tset *outside)
     uint32_t n = x->c->accum < MICRO_MAX ? x->c->accum : MICRO_MAX, in[2] = {0, 0};
     for (uint32_t k = 0; k < (n ? n : 1) && !x->r->broken; k++)
         micro_batch(x, blocks, outside, in);
-    optimizer_step(x);
+    if (x->sh)
+        vf__shard_step(x);
+    else
+        optimizer_step(x);
     vf__replay_free(x->r, in[1]);
     vf__replay_free(x->r, in[0]);
 }
@@ -415,6 +393,8 @@ typedef struct vf__trkey {
     uint32_t L;
     vf_optimizer optimizer;
     vf_optim_impl impl;
+    vf__tplace place; /* the sharded layouts' shares (ZeRO, FSDP, offload) */
+    int fsdp;
     char lora_targets[sizeof ((vf_train_opts *)0)->lora_targets];
     char qlora[sizeof ((vf_train_opts *)0)->qlora];
 } vf__trkey;
@@ -447,6 +427,8 @@ static void trmemo_key(vf__trkey *k, const vf__replay *r, const vf_train_opts *t
     memcpy(&k->acts, acts, sizeof *acts);
     memcpy(&k->conf, &r->conf, sizeof r->conf);
     k->step_temp = p->step_temp;
+    memcpy(&k->place, p, sizeof *p);
+    k->fsdp = t->fsdp;
     k->ws = ws;
     /* the device's size reaches the replay only as a memory fraction's limit */
     k->device_bytes = r->conf.fraction > 0 ? r->device_bytes : 0;
@@ -551,6 +533,7 @@ static void ctx_free(step_ctx *x, tset *blocks)
     free(x->pc);
     free(x->deq);
     free(x->deq_first);
+    vf__shard_close(x);
 }
 
 /* The step as the allocator meets it. */
@@ -564,13 +547,16 @@ static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *
     tset *blocks = calloc(x.L ? x.L : 1, sizeof *blocks);
     tset outside = {{0}, 0};
     bool ok = blocks && make_pieces(&x) && make_deq(&x) && group_by_layer(&x) &&
-              (x.grads = calloc(x.n_pc ? x.n_pc : 1, sizeof *x.grads));
+              (x.grads = calloc(x.n_pc ? x.n_pc : 1, sizeof *x.grads)) && vf__shard_open(&x);
     if (!ok) {
         ctx_free(&x, blocks);
         r->broken = true;
         return;
     }
-    load_model(&x);
+    if (x.sh)
+        vf__shard_load(&x);
+    else
+        load_model(&x);
     r->largest = 0; /* the load's requests are not the step's */
     vf__replay_alloc(r, ws);
     for (int step = 0; step < 2 && !r->broken; step++)
@@ -581,7 +567,7 @@ static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *
 bool vf__train_replay(vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a, const vf__tcfg *c,
                       const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
 {
-    if (c->zero || c->tp > 1 || c->pp > 1 || t->offload != VF_OFFLOAD_NONE || t->recompute != VF_RECOMPUTE_NONE ||
+    if (c->tp > 1 || c->pp > 1 || t->recompute != VF_RECOMPUTE_NONE ||
         a->n_layers > (1u << 12) || (c->lora && c->frozen_bytes != (double)(uint32_t)c->frozen_bytes))
         return false;
     vf__trkey k;
