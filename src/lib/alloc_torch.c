@@ -712,19 +712,6 @@ void vf__talloc_free(vf__talloc *a)
     free(a);
 }
 
-/* The cached blocks of tree t of a into pool pc of c (slots through map),
- * each keeping its age. */
-static void copy_cache(const vf__talloc *a, uint32_t t, vf__talloc *c, pool *pc, const uint32_t *map)
-{
-    while (t) {
-        const blk *x = &a->b[t - 1];
-        copy_cache(a, x->lt, c, pc, map);
-        cache_insert(c, pc, map[t]);
-        B(c, map[t])->gc_base = x->gc_base; /* cache_insert restamped it */
-        t = x->rt;
-    }
-}
-
 /* Copies of an allocator. keep_allocated false (a freeze): the allocated
  * blocks are dropped — they are never freed (the weights) — and the blocks
  * beside them are pinned, so a freed neighbour never merges across them and
@@ -757,13 +744,18 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
         y->prev = p ? map[p] : NONE;
         y->next = n ? map[n] : NONE;
         y->pinned |= (p && !y->prev) || (n && !y->next);
+        /* the cache trees keep their shape (cached blocks are free: all copied),
+         * their priorities and ages: no insertion per block */
+        y->lt = y->lt ? map[y->lt] : NONE;
+        y->rt = y->rt ? map[y->rt] : NONE;
     }
     for (int k = 0; k < 2 && ok; k++) {
         const pool *pa = &a->pools[k];
         pool *pc = &c->pools[k];
         pc->gc_calls = pa->gc_calls;
         pc->tail = pa->tail ? map[pa->tail] : NONE;
-        copy_cache(a, pa->root, c, pc, map);
+        pc->root = pa->root ? map[pa->root] : NONE;
+        pc->n_free = pa->n_free;
     }
     free(map);
     if (!ok) {
