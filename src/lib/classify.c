@@ -2,7 +2,6 @@
  * Depends on the description only; every reader calls it after filling a model. */
 #include "internal.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static int32_t tensor_layer_from_name(const char *name)
@@ -33,7 +32,7 @@ static int32_t tensor_layer_from_name(const char *name)
 
 static bool has(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
 
-vf_role vf__tensor_role_from_name(const char *n)
+static vf_role tensor_role_from_name(const char *n)
 {
     /* called for every tensor (100k+ in a large MoE): the length once, the
      * suffixes compared as constants */
@@ -105,89 +104,14 @@ vf_role vf__tensor_role_from_name(const char *n)
 #undef ENDS
 }
 
-/*
- * Roles by the shape of a name: the name with each all-digit segment ("12"
- * and "37" in "model.layers.12.mlp.experts.37.up_proj.weight") written as
- * "#". No pattern above reaches into such a segment (their digits sit
- * inside words: ".w1.", "ln2", "dense_4h_to_h"), so names of one shape have
- * one role, and a large MoE's ~100k names have a few dozen shapes: each
- * shape is matched against the patterns once (test_classify checks every
- * catalog tensor against the patterns themselves).
- */
-#define SHAPE_SLOTS 1024u /* open addressing; filled to 3/4 at most */
-#define SHAPE_MAX 240     /* longer names are matched directly */
-
-typedef struct shape_slot {
-    uint64_t hash;
-    uint32_t len; /* 0: empty */
-    vf_role role;
-    char key[SHAPE_MAX];
-} shape_slot;
-
-typedef struct shape_cache {
-    shape_slot *slot; /* NULL: no memory, every name matched directly */
-    uint32_t used;
-} shape_cache;
-
-/* name's shape into out (at most SHAPE_MAX bytes, no NUL) and its hash;
- * 0 when it is too long (or empty). */
-static uint32_t name_shape(const char *name, char *out, uint64_t *hash)
-{
-    uint32_t k = 0;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    const char *p = name;
-    for (;;) {
-        const char *seg = p;
-        bool digits = *p && *p != '.';
-        for (; *p && *p != '.'; p++)
-            digits = digits && *p >= '0' && *p <= '9';
-        const char *src = digits ? "#" : seg;
-        size_t n = digits ? 1 : (size_t)(p - seg);
-        if (k + n + 1 > SHAPE_MAX)
-            return 0;
-        for (size_t j = 0; j < n; j++, k++)
-            h = (h ^ (unsigned char)(out[k] = src[j])) * 1099511628211ull;
-        if (!*p)
-            break;
-        h = (h ^ (unsigned char)(out[k++] = *p++)) * 1099511628211ull;
-    }
-    *hash = h;
-    return k;
-}
-
-static vf_role role_of(shape_cache *c, const char *name)
-{
-    char key[SHAPE_MAX];
-    uint64_t h;
-    uint32_t len = c->slot ? name_shape(name, key, &h) : 0;
-    if (!len)
-        return vf__tensor_role_from_name(name);
-    for (uint32_t i = (uint32_t)h & (SHAPE_SLOTS - 1);; i = (i + 1) & (SHAPE_SLOTS - 1)) {
-        shape_slot *s = &c->slot[i];
-        if (s->len == len && s->hash == h && memcmp(s->key, key, len) == 0)
-            return s->role;
-        if (s->len)
-            continue;
-        vf_role r = vf__tensor_role_from_name(name);
-        if (c->used < SHAPE_SLOTS / 4 * 3) {
-            s->hash = h, s->len = len, s->role = r;
-            memcpy(s->key, key, len);
-            c->used++;
-        }
-        return r;
-    }
-}
-
 void vf__model_classify(vf_model *m)
 {
     const vf_hparams *hp = &m->hp;
-    /* a few hundred names are matched as fast as the shapes are kept */
-    shape_cache cache = {m->n_tensors > 2048 ? calloc(SHAPE_SLOTS, sizeof(shape_slot)) : NULL, 0};
     for (size_t i = 0; i < m->n_tensors; i++) {
         vf_tensor *t = &m->tensors[i];
         /* a vision tower's blocks are not the decoder's layers */
         t->layer = t->flags & VF_TENSOR_VISION ? -1 : tensor_layer_from_name(t->name);
-        vf_role r = role_of(&cache, t->name);
+        vf_role r = tensor_role_from_name(t->name);
         /* a bias of an expert projection is still an expert's */
         t->role = r;
         if (r == VF_ROLE_BUFFER)
@@ -198,5 +122,4 @@ void vf__model_classify(vf_model *m)
             t->shape[0] == hp->n_experts)
             t->n_experts = hp->n_experts;
     }
-    free(cache.slot);
 }

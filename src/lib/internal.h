@@ -99,8 +99,6 @@ VF_HIDDEN uint32_t vf__model_add_file(vf_model *m, const char *path, uint64_t si
 VF_HIDDEN void vf__model_warn(vf_model *m, const char *fmt, ...) VF_PRINTF(2, 3);
 /* Fills role, layer and (for known naming schemes) flags of every tensor. */
 VF_HIDDEN void vf__model_classify(vf_model *m);
-/* A tensor's role from its name's patterns alone (classify.c). */
-VF_HIDDEN vf_role vf__tensor_role_from_name(const char *name);
 
 VF_HIDDEN void vf__hparams_free(vf_hparams *hp);
 
