@@ -3,7 +3,7 @@
  * layout and the headroom on its busiest rank, ordered by the total device
  * memory they add up to. fit without --gpu and the web page show this. */
 #include "fit_internal.h"
-#include "infer.h" /* vf__gpu_generation: the memo's device class */
+#include "infer.h" /* vf__gpu_generation, vf__gpu_sm_count: the memo's device class */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +28,8 @@ typedef struct need_memo {
     struct {
         uint32_t gpus, tp, pp;
         int zero;
-        char gen; /* vf__gpu_generation of the row's device */
+        char gen;     /* vf__gpu_generation of the row's device */
+        uint32_t sms; /* and its SM count (vLLM's Triton top-k/top-p buffer, infer_vllm.c) */
         uint64_t need;
     } e[NEED_MEMO];
 } need_memo;
@@ -39,9 +40,10 @@ static uint64_t layout_need(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_
     char gen = (char)vf__gpu_generation(o->infer.gpu_name);
     if (vf__name_has(o->infer.gpu_name, "a100"))
         gen = -1; /* vLLM treats the A100 apart from other large devices (infer_vllm.c) */
+    uint32_t sms = vf__gpu_sm_count(o->infer.gpu_name);
     for (size_t i = 0; i < mm->n; i++)
         if (mm->e[i].gpus == p->gpus && mm->e[i].tp == p->tp && mm->e[i].pp == p->pp && mm->e[i].zero == p->zero &&
-            mm->e[i].gen == gen)
+            mm->e[i].gen == gen && mm->e[i].sms == sms)
             return mm->e[i].need;
     bool bisected = false;
     uint64_t need = vf__fit_needed_ex(c, o, gpu_bytes, &bisected);
@@ -51,6 +53,7 @@ static uint64_t layout_need(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_
         mm->e[mm->n].pp = p->pp;
         mm->e[mm->n].zero = p->zero;
         mm->e[mm->n].gen = gen;
+        mm->e[mm->n].sms = sms;
         mm->e[mm->n++].need = need;
     }
     return need;

@@ -170,6 +170,8 @@ typedef enum vf__gen {
 } vf__gen;
 VF_HIDDEN bool vf__name_has(const char *s, const char *needle); /* case-insensitive substring */
 VF_HIDDEN vf__gen vf__gpu_generation(const char *name);
+/* The GPU's streaming multiprocessors (data sheets); 0 for a GPU not listed. */
+VF_HIDDEN uint32_t vf__gpu_sm_count(const char *name);
 VF_HIDDEN vf_status vf__cuda_version_check(const char *v, vf_error *err);
 /* PyTorch's CUDA context by loading mode and device (with_kernels: the
  * kernels a forward loads lazily); *why says which figure and its source. */

@@ -45,6 +45,25 @@ vf__gen vf__gpu_generation(const char *name)
     return VF_GEN_UNKNOWN;
 }
 
+/* Streaming multiprocessors, from NVIDIA's data sheets (what
+ * torch.cuda.get_device_properties().multi_processor_count reports); 0 when
+ * the name is not one of these (or its count is not sure: GB200). More
+ * specific names come first. */
+uint32_t vf__gpu_sm_count(const char *name)
+{
+    static const struct { const char *s; uint32_t n; } t[] = {
+        {"h100 pcie", 114}, {"gh200", 132}, {"h100", 132}, {"h200", 132}, {"gb200", 0}, {"b200", 148},
+        {"a100", 108},      {"a10", 72},    {"a30", 56},   {"l40", 142},  {"l4", 58},
+        {"rtx 6000 ada", 142}, {"rtx 4090", 128}, {"rtx 3090 ti", 84}, {"rtx 3090", 82}, {"t4", 40}, {"v100", 80},
+    };
+    if (!name || !*name)
+        return 0;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (vf__name_has(name, t[i].s))
+            return t[i].n;
+    return 0;
+}
+
 /* "12.4" → 1204; 0 for "", -1 when it is not a CUDA version. */
 static int cuda_version(const char *v)
 {

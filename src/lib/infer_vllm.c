@@ -321,12 +321,15 @@ typedef struct vact {
 
 /* vLLM 0.19+ (its logs: llm-d-planner accuracy/results/v0.19.0, H100; 0.12
  * to 0.18 keep the 0.11 profile above, erring high):
- *  - the dummy sampler run holds a + 12.6 B per logit and no sort: the
- *    model-dtype logits, their fp32 copy, the fp32 probabilities and the
- *    exponential draws of random sampling (sampler.py random_sample, a + 12)
- *    — top-k/top-p no longer sorted in that run; 14.56 B per bf16 logit in
- *    Llama-3.1-8B's 1.89 GiB, within 1 % for Qwen2.5-7B, Qwen3-8B,
- *    gemma-2-2b/9b, phi-4 and gpt-oss-20b;
+ *  - the dummy sampler run (gpu_model_runner._dummy_sampler_run: top_p 0.9,
+ *    top_k vocab - 1, no logprobs) holds a + 12 B per logit: the model-dtype
+ *    logits the runner keeps (a), their fp32 copy (sampler.py forward, 4;
+ *    temperature divides it in place), the fp32 softmax probabilities and
+ *    random_sample's exponential draws q (topk_topp_sampler.py
+ *    forward_native, 4 + 4; probs.div_(q) in place). From 8 requests on,
+ *    top-k/top-p is apply_top_k_top_p_triton (in place, no sort) with its
+ *    cached fp32 buffer of min(SMs, requests) x vocab; below 8, the
+ *    PyTorch sort of the 0.11 profile (sampler_bytes);
  *  - the forward keeps one more hidden-size tensor per token (custom_ops
  *    "none": Inductor's RMSNorm writes the residual out of place):
  *    CodeLlama-7b 0.77 GiB measured, 0.74 with 3h;
@@ -349,6 +352,22 @@ static uint64_t moe_workspace(const vf_hparams *hp, const vcfg *c, bool mxfp4)
     return vf__smul(vf__smul(vf__smul(c->mnbt, k), w), c->a);
 }
 
+/* The dummy sampler run's tensors of [requests, vocab] at its peak (above).
+ * *extra: the 0.11 sort's transient buffers, or the Triton top-k/top-p
+ * buffer (its program count is min(SMs, requests): a GPU whose SM count is
+ * not known is taken at the requests, the most it can be). */
+static uint64_t sampler_bytes(const vf_infer_opts *io, const vcfg *c, uint64_t V, bool light, uint64_t *extra)
+{
+    uint64_t logits = vf__smul(c->seqs, V);
+    if (light && c->seqs >= 8) {
+        uint64_t sms = vf__gpu_sm_count(io->gpu_name), progs = sms && sms < c->seqs ? sms : c->seqs;
+        *extra = vf__smul(vf__smul(progs, V), 4);
+        return vf__sadd(vf__smul(logits, c->a + 4 + 4 + 4), *extra);
+    }
+    *extra = sort_transient(c->seqs, V);
+    return vf__sadd(vf__smul(logits, c->a + 4 + 4 + 8), *extra);
+}
+
 static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const vcfg *c, bool mxfp4, vact *p)
 {
     uint64_t h = hp->hidden_size, V = hp->vocab_size, a = c->a;
@@ -358,9 +377,7 @@ static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const v
     if (light) /* one more hidden-size tensor; an MoE layer's caches are its workspace */
         p->fwd = p->moe_ws ? vf__smul(vf__smul(c->mnbt, 4 * h), a) : vf__sadd(p->fwd, vf__smul(vf__smul(c->mnbt, h), a));
     p->hid = vf__sadd(vf__smul(vf__smul(c->mnbt, h), a), vf__smul(vf__smul(c->seqs, h), c->is_v1 ? 2 * a : a));
-    p->sort_tmp = light ? 0 : sort_transient(c->seqs, V);
-    uint64_t per10 = light ? 10 * a + 126 : 10 * (a + 16); /* tenths of a byte per logit */
-    p->samp = vf__sadd(vf__sadd(p->hid, vf__smul(vf__smul(c->seqs, V), per10) / 10), p->sort_tmp);
+    p->samp = vf__sadd(p->hid, sampler_bytes(io, c, V, light, &p->sort_tmp));
     p->ws = vf__cublas_workspace_bytes(io->gpu_name, c->big ? c->gpu_bytes : 0);
 }
 
@@ -457,12 +474,14 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
     char mws[64] = "";
     if (p->moe_ws)
         snprintf(mws, sizeof mws, " + fused-MoE workspace %llu (0.19+)", (unsigned long long)p->moe_ws);
+    bool tri = c->v019 && c->is_v1 && c->seqs >= 8; /* apply_top_k_top_p_triton, no sort */
     vf__explain(e, "activation peak = max(forward %llu x (%s x %llu + 3 x %llu) x %llu = %llu, sampler hidden %llu + "
-                "%llu x %llu logits x (%llu + %s) + sort scratch %llu = %llu%s) + cuBLAS workspace %llu%s = %llu B",
+                "%llu x %llu logits x (%llu + %s) + %s %llu = %llu%s) + cuBLAS workspace %llu%s = %llu B",
                 (unsigned long long)c->mnbt, c->v019 && c->is_v1 ? "4" : "3", (unsigned long long)hp->hidden_size,
                 (unsigned long long)(vf__hp_ff(hp) / c->tp), (unsigned long long)c->a, (unsigned long long)p->fwd,
                 (unsigned long long)p->hid, (unsigned long long)c->seqs, (unsigned long long)hp->vocab_size,
-                (unsigned long long)c->a, c->v019 && c->is_v1 ? "12.6" : "16", (unsigned long long)p->sort_tmp,
+                (unsigned long long)c->a, tri ? "12" : "16", tri ? "top-k/top-p buffer" : "sort scratch",
+                (unsigned long long)p->sort_tmp,
                 (unsigned long long)p->samp, c->pp > 1 && busiest + 1 != c->pp ? ", on the last rank only" : "",
                 (unsigned long long)p->ws, mws, (unsigned long long)s->act);
     vf__explain(e, "kv tokens = floor(pool / %llu B per %llu-token block) x %llu = %llu; concurrency = pool / %llu B "

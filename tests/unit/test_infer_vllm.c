@@ -104,6 +104,62 @@ static void vllm_profile_terms(void **state)
     vf_model_free(m);
 }
 
+/* vLLM 0.19's dummy sampler run (gpu_model_runner._dummy_sampler_run: top_p
+ * 0.9, top_k V - 1, no logprobs), for Llama-3.1-8B (h 4096, V 128256, bf16):
+ * per logit the bf16 logits the runner keeps (2), sampler.py's fp32 copy (4,
+ * temperature divides it in place), the fp32 softmax probabilities (4) and
+ * random_sample's exponential draws (4); from 8 rows on top-k/top-p is
+ * apply_top_k_top_p_triton, in place, with a cached fp32 buffer of
+ * min(SMs, rows) x V (132 SMs on an H100, 108 on an A100, the rows when the
+ * GPU is not known); under 8 rows the PyTorch sort (a + 16 B and 32 B of
+ * sort scratch per logit). Beside them the hidden states T x h and the
+ * sampled rows S x h twice; cuBLAS workspace 32 MiB on sm90, 8519680 B else. */
+static void vllm_sampler_019(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, V = 128256;
+    vf_model *m = itl_llama3_8b(131072);
+    vf_estimate_opts o;
+
+    /* H100 defaults: T 8192, S 1024 (the forward, 8192 x (4h + 3ff) x 2 =
+     * 0.91 GiB, stays below) */
+    vllm_opts(&o, 79.18, "H100", "0.19.0", 8192, 0);
+    vf_estimate e = itl_run(m, &o);
+    uint64_t T = 8192, s = 1024;
+    assert_int_equal(e.activations, T * h * 2 + 2 * s * h * 2 + s * V * 14 + 132 * V * 4 + (32u << 20));
+
+    /* an 80 GB A100: T 2048, S 256, 108 programs */
+    vllm_opts(&o, 79.25, "A100 SXM 80GB", "0.19.0", 8192, 0);
+    e = itl_run(m, &o);
+    T = 2048, s = 256;
+    assert_int_equal(e.activations, T * h * 2 + 2 * s * h * 2 + s * V * 14 + 108 * V * 4 + 8519680u);
+
+    /* no GPU name: as many programs as rows, the most there can be */
+    vllm_opts(&o, 79.18, "", "0.19.0", 8192, 64);
+    o.infer.max_num_batched_tokens = 512;
+    e = itl_run(m, &o);
+    T = 512, s = 64;
+    assert_int_equal(e.activations, T * h * 2 + 2 * s * h * 2 + s * V * 14 + s * V * 4 + (32u << 20));
+
+    /* 4 rows: the PyTorch sort path (the forward of 64 tokens is below) */
+    vllm_opts(&o, 79.18, "H100", "0.19.0", 8192, 4);
+    o.infer.max_num_batched_tokens = 64;
+    e = itl_run(m, &o);
+    T = 64, s = 4;
+    assert_int_equal(e.activations, T * h * 2 + 2 * s * h * 2 + s * V * 18 + s * V * 32 + (32u << 20));
+    vf_model_free(m);
+
+    /* the SM counts of NVIDIA's data sheets, the more specific name first */
+    assert_int_equal(vf__gpu_sm_count("H100 PCIe 80GB"), 114);
+    assert_int_equal(vf__gpu_sm_count("H100 SXM 80GB"), 132);
+    assert_int_equal(vf__gpu_sm_count("GH200 96GB"), 132);
+    assert_int_equal(vf__gpu_sm_count("RTX 3090 Ti"), 84);
+    assert_int_equal(vf__gpu_sm_count("L40S"), 142);
+    assert_int_equal(vf__gpu_sm_count("L4"), 58);
+    assert_int_equal(vf__gpu_sm_count("GB200"), 0);
+    assert_int_equal(vf__gpu_sm_count("MI300X"), 0);
+}
+
 /* vLLM's own cases for get_pp_indices (tests/distributed/
  * test_pipeline_partition.py, test_uneven_auto_partition), and its
  * docstring's 22 layers over 4 stages. */
@@ -418,6 +474,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(vllm_profile_rows),
         cmocka_unit_test(vllm_profile_terms),
+        cmocka_unit_test(vllm_sampler_019),
         cmocka_unit_test(vllm_pp_indices),
         cmocka_unit_test(vllm_pipeline_ranks),
         cmocka_unit_test(vllm_graphs),
