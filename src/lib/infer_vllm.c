@@ -189,7 +189,8 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
     /* vLLM 0.19 logs "non-torch forward increase memory" 0.24-0.46 GiB at TP 1
      * (0.46: the granite rows), 0.07 under pipeline parallel alone, 2.06-2.11
      * at TP 2 and 2.13-2.21 at TP 4 (llm-d-planner v0.19.0 logs, 59 runs):
-     * the highest of each (a tensor-parallel rank's all-reduce buffers) */
+     * the highest of each (a tensor-parallel rank's all-reduce buffers): figures
+ * from logs, not a mechanism (NCCL's share depends on its channel count) */
     if (c->v019 && c->is_v1)
         c->non_torch = (uint64_t)((c->tp > 1 ? 2.21 : 0.46) * (double)GIB);
     /* vLLM 0.6.x (worker.py after PR #10511) measured non-torch memory from
@@ -332,7 +333,9 @@ typedef struct vact {
  *    PyTorch sort of the 0.11 profile (sampler_bytes);
  *  - the forward keeps one more hidden-size tensor per token (custom_ops
  *    "none": Inductor's RMSNorm writes the residual out of place):
- *    CodeLlama-7b 0.77 GiB measured, 0.74 with 3h;
+ *    CodeLlama-7b 0.77 GiB measured, 0.74 with 3h. Fitted to that row: the
+ *    piecewise-compiled layer read from llama.py holds at most
+ *    max(3h + 3ff, 4h + 2ff, 6h) per token (docs/memory-model.md);
  *  - fused MoE's workspaces stay allocated through the sampler (the
  *    persistent workspace manager, locked after capture): tokens x top_k x
  *    (max(N / 2, K) + max(N, K)) x a with N = 2 x moe_ff / tp, K = h
