@@ -56,6 +56,7 @@ typedef struct vf__ab {
     vf__quant q;
     vf__ab_rx rx[VF_AB_MAX_RX];
     size_t n_rx;
+    struct vf__ab_skipidx *skipidx[2]; /* q.skip's and q.skip2's plain names, hashed (built on first use) */
     uint32_t flags; /* VF_TENSOR_* OR'ed into every tensor built (MTP blocks, vision towers) */
     /* a text model inside a wrapper: its family and checkpoint names (NULL: the family's own) */
     const char *type; /* model_type of the text model being built */

@@ -27,6 +27,7 @@
 
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NAME_MAX_LEN 320
@@ -217,6 +218,10 @@ void vf__ab_done(vf__ab *b)
         if (b->rx[i].ok)
             regfree(&b->rx[i].rx);
     b->n_rx = 0;
+    for (int i = 0; i < 2; i++) {
+        free(b->skipidx[i]);
+        b->skipidx[i] = NULL;
+    }
 }
 
 /* One pattern of modules_to_not_convert / ignore: "re:REGEX", a glob with
@@ -243,16 +248,136 @@ static bool pattern_matches(vf__ab *b, const char *pat, const char *module)
  * router of a model (~100); the bound keeps hostile lists cheap. */
 #define MAX_PATTERNS 512
 
-static bool list_matches(vf__ab *b, const json_t *list, const char *module)
+static bool is_plain(const char *pat) { return strncmp(pat, "re:", 3) != 0 && !strpbrk(pat, "*?["); }
+
+/*
+ * A list's plain names, for the substring rule without one strstr per name:
+ * an FP8 checkpoint's list names every router (Qwen3-30B-A3B-FP8: 145) and is
+ * asked for each of its ~19k linears, which was most of its inspect. A name
+ * is a substring of the module iff one of the module's windows of its length
+ * equals it, so the windows are hashed (polynomial, rolling) once per
+ * distinct name length and looked up; a hit is confirmed with memcmp.
+ */
+#define SKIP_SLOTS 1024u /* power of two, twice MAX_PATTERNS */
+#define SKIP_MAX_LENS 16 /* more distinct lengths: the names one by one */
+#define HASH_B 1099511628211ull
+
+typedef struct vf__ab_skipidx {
+    const json_t *list; /* the list indexed */
+    bool other; /* re: or glob patterns too, tried one by one */
+    bool slow;  /* too many distinct lengths: not used */
+    size_t n_lens;
+    size_t lens[SKIP_MAX_LENS];
+    uint64_t top[SKIP_MAX_LENS]; /* HASH_B^(len - 1), to roll the first byte out */
+    struct {
+        const char *s;
+        size_t len;
+        uint64_t h;
+    } slot[SKIP_SLOTS];
+} vf__ab_skipidx;
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; i < n; i++)
+        h = h * HASH_B + (unsigned char)s[i];
+    return h;
+}
+
+static size_t slot_of(uint64_t h) { return (size_t)((h * 0x9E3779B97F4A7C15ull) >> 54) & (SKIP_SLOTS - 1); }
+
+static bool skip_add_len(vf__ab_skipidx *x, size_t len)
+{
+    for (size_t k = 0; k < x->n_lens; k++)
+        if (x->lens[k] == len)
+            return true;
+    if (x->n_lens == SKIP_MAX_LENS)
+        return false;
+    uint64_t t = 1;
+    for (size_t i = 1; i < len; i++)
+        t *= HASH_B;
+    x->lens[x->n_lens] = len;
+    x->top[x->n_lens++] = t;
+    return true;
+}
+
+static void skip_insert(vf__ab_skipidx *x, const char *s, size_t len)
+{
+    uint64_t h = hash_bytes(s, len);
+    size_t i = slot_of(h);
+    while (x->slot[i].s) /* at most MAX_PATTERNS names in SKIP_SLOTS: a free slot exists */
+        i = (i + 1) & (SKIP_SLOTS - 1);
+    x->slot[i].s = s, x->slot[i].len = len, x->slot[i].h = h;
+}
+
+static bool skip_lookup(const vf__ab_skipidx *x, const char *w, size_t len, uint64_t h)
+{
+    for (size_t i = slot_of(h); x->slot[i].s; i = (i + 1) & (SKIP_SLOTS - 1))
+        if (x->slot[i].h == h && x->slot[i].len == len && memcmp(x->slot[i].s, w, len) == 0)
+            return true;
+    return false;
+}
+
+/* NULL (no memory): the caller matches name by name. */
+static vf__ab_skipidx *skip_index(vf__ab *b, int which, const json_t *list)
+{
+    if (b->skipidx[which] && b->skipidx[which]->list == list)
+        return b->skipidx[which];
+    free(b->skipidx[which]);
+    vf__ab_skipidx *x = b->skipidx[which] = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->list = list;
+    size_t n = json_array_size(list);
+    for (size_t i = 0; i < n && i < MAX_PATTERNS && !x->slow; i++) {
+        const char *p = json_string_value(json_array_get(list, i));
+        if (!p || !p[0])
+            continue; /* pattern_matches: an empty name matches nothing */
+        if (!is_plain(p))
+            x->other = true;
+        else if (skip_add_len(x, strlen(p)))
+            skip_insert(x, p, strlen(p));
+        else
+            x->slow = true;
+    }
+    return x;
+}
+
+static bool skip_plain_hit(const vf__ab_skipidx *x, const char *module)
+{
+    size_t m = strlen(module);
+    for (size_t k = 0; k < x->n_lens; k++) {
+        size_t len = x->lens[k];
+        if (len > m)
+            continue;
+        uint64_t h = hash_bytes(module, len);
+        for (size_t i = 0;; i++) {
+            if (skip_lookup(x, module + i, len, h))
+                return true;
+            if (i + len >= m)
+                break;
+            h = (h - (unsigned char)module[i] * x->top[k]) * HASH_B + (unsigned char)module[i + len];
+        }
+    }
+    return false;
+}
+
+static bool list_matches(vf__ab *b, int which, const json_t *list, const char *module)
 {
     if (json_is_string(list))
         return pattern_matches(b, json_string_value(list), module);
     if (!json_is_array(list))
         return false;
+    const vf__ab_skipidx *x = skip_index(b, which, list);
+    bool indexed = x && !x->slow;
+    if (indexed && skip_plain_hit(x, module))
+        return true;
+    if (indexed && !x->other)
+        return false;
     size_t n = json_array_size(list);
     for (size_t i = 0; i < n && i < MAX_PATTERNS; i++) {
-        const json_t *v = json_array_get(list, i);
-        if (json_is_string(v) && pattern_matches(b, json_string_value(v), module))
+        const char *p = json_string_value(json_array_get(list, i));
+        if (p && !(indexed && is_plain(p)) && pattern_matches(b, p, module))
             return true;
     }
     return false;
@@ -267,7 +392,7 @@ static bool ab_keep_precision(vf__ab *b, const char *module)
     /* the output head stays in high precision in every method's default */
     if (strstr(module, "lm_head") || strstr(module, "embed_out") || strstr(module, "shared_head.head"))
         return true;
-    return list_matches(b, b->q.skip, module) || list_matches(b, b->q.skip2, module);
+    return list_matches(b, 0, b->q.skip, module) || list_matches(b, 1, b->q.skip2, module);
 }
 
 /* bitsandbytes packs the non-tensor part of the quant state as json text:
