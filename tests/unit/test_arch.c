@@ -559,6 +559,34 @@ static void test_quant_layouts(void **state)
     vf_model_free(m);
     done_dir(dir);
 
+    /* modules_to_not_convert by transformers' rule, any(name in module):
+     * names of several lengths matched anywhere in the module, an empty name
+     * (matches nothing), a glob, a name longer than every module */
+    m = open_quant("{\"quant_method\":\"fp8\",\"weight_block_size\":[128,128],\"modules_to_not_convert\":"
+                   "[\"\",\"1.mlp.up\",\"self_attn.q_proj\",\"model.layers.0.mlp.down*\","
+                   "\"model.layers.0.self_attn.k_proj.weight.and.more.than.any.name\"]}",
+                   &dir);
+    check_shape(m, "model.layers.1.mlp.up_proj.weight", VF_DTYPE_F16, 1536, 512);
+    check_shape(m, "model.layers.0.mlp.up_proj.weight", VF_DTYPE_F8_E4M3, 1536, 512);
+    check_shape(m, "model.layers.0.self_attn.q_proj.weight", VF_DTYPE_F16, 512, 512);
+    check_shape(m, "model.layers.1.self_attn.q_proj.weight", VF_DTYPE_F16, 512, 512);
+    check_shape(m, "model.layers.0.mlp.down_proj.weight", VF_DTYPE_F16, 512, 1536);
+    check_shape(m, "model.layers.1.mlp.down_proj.weight", VF_DTYPE_F8_E4M3, 512, 1536);
+    check_shape(m, "model.layers.0.self_attn.k_proj.weight", VF_DTYPE_F8_E4M3, 128, 512);
+    vf_model_free(m);
+    done_dir(dir);
+
+    /* more distinct name lengths than the hashed index takes: name by name */
+    m = open_quant("{\"quant_method\":\"fp8\",\"weight_block_size\":[128,128],"
+                   "\"modules_to_not_convert\":[\"z\",\"zz\",\"zzz\",\"zzzz\",\"zzzzz\",\"zzzzzz\",\"zzzzzzz\",\"zzzzzzzz\","
+                   "\"zzzzzzzzz\",\"zzzzzzzzzz\",\"zzzzzzzzzzz\",\"zzzzzzzzzzzz\",\"zzzzzzzzzzzzz\",\"zzzzzzzzzzzzzz\",\"zzzzzzzzzzzzzzz\",\"zzzzzzzzzzzzzzzz\",\"zzzzzzzzzzzzzzzzz\","
+                   "\"layers.1.mlp.gate_proj\"]}",
+                   &dir);
+    check_shape(m, "model.layers.1.mlp.gate_proj.weight", VF_DTYPE_F16, 1536, 512);
+    check_shape(m, "model.layers.0.mlp.gate_proj.weight", VF_DTYPE_F8_E4M3, 1536, 512);
+    vf_model_free(m);
+    done_dir(dir);
+
     /* compressed-tensors W4A16 (pack-quantized, group 128, symmetric) */
     m = open_quant("{\"quant_method\":\"compressed-tensors\",\"format\":\"pack-quantized\",\"ignore\":[\"lm_head\"],"
                    "\"config_groups\":{\"group_0\":{\"targets\":[\"Linear\"],\"weights\":{\"num_bits\":4,\"type\":"
