@@ -2,6 +2,8 @@
 #define VF_MHD_TABLE_IMPL
 #include "serve_mhd.h"
 
+#include "dl_open.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,18 +17,11 @@ static void load(void)
 {
     /* Debian libmicrohttpd12's soname, then the development link */
     static const char *const names[] = {"libmicrohttpd.so.12", "libmicrohttpd.so"};
-    void *lib = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof *names && !lib; i++)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    void *lib = vf_dl_open_first(names, sizeof names / sizeof *names);
     if (!lib)
         return;
     bool ok = true;
-#define VF_MHD_SYM_(name)                                                                                             \
-    {                                                                                                                 \
-        void *p = dlsym(lib, "MHD_" #name);                                                                           \
-        ok = ok && p;                                                                                                 \
-        memcpy(&fns.name, &p, sizeof p); /* object to function pointer, as POSIX dlsym allows */                      \
-    }
+#define VF_MHD_SYM_(name) ok = vf_dl_fn(lib, "MHD_", #name, &fns.name) && ok;
     VF_MHD_FNS(VF_MHD_SYM_)
 #undef VF_MHD_SYM_
     if (!ok) {

@@ -2,6 +2,8 @@
 #define VF_CURL_TABLE_IMPL
 #include "hub_curl.h"
 
+#include "dl_open.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
@@ -15,18 +17,11 @@ static void load(void)
     /* the soname of Debian's libcurl4 (OpenSSL), then its GnuTLS and NSS
      * builds, then the development link */
     static const char *const names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl-nss.so.4", "libcurl.so"};
-    void *lib = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof *names && !lib; i++)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    void *lib = vf_dl_open_first(names, sizeof names / sizeof *names);
     if (!lib)
         return;
     bool ok = true;
-#define VF_CURL_SYM_(name)                                                                                            \
-    {                                                                                                                 \
-        void *p = dlsym(lib, "curl_" #name);                                                                          \
-        ok = ok && p;                                                                                                 \
-        memcpy(&fns.name, &p, sizeof p); /* object to function pointer, as POSIX dlsym allows */                      \
-    }
+#define VF_CURL_SYM_(name) ok = vf_dl_fn(lib, "curl_", #name, &fns.name) && ok;
     VF_CURL_FNS(VF_CURL_SYM_)
 #undef VF_CURL_SYM_
     if (!ok) {
