@@ -48,16 +48,6 @@ static void folder_name(const char *repo, char *out, size_t cap)
     out[k] = '\0';
 }
 
-static bool is_commit(const char *s)
-{
-    if (strlen(s) != 40)
-        return false;
-    for (int i = 0; i < 40; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
 /* refs/{rev}: a commit, whitespace around it ignored; bounded read */
 static vf_status read_ref(const char *path, char commit[41], vf_error *err)
 {
@@ -72,7 +62,7 @@ static vf_status read_ref(const char *path, char commit[41], vf_error *err)
     while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\n' || text[b - 1] == '\r' || text[b - 1] == '\t'))
         b--;
     text[b] = '\0';
-    if (!is_commit(text + a))
+    if (!vf__hub_is_commit(text + a))
         st = vf__err(err, VF_EFORMAT, path, "the hf cache's ref does not hold a commit (40 hex digits)");
     else
         memcpy(commit, text + a, 41);
@@ -97,7 +87,7 @@ vf_status vf__hfcache_find(const vf__hub_id *id, char **dir, vf_error *err)
     char *ref = NULL, *snap = NULL;
     if (!vf__is_dir(repo_dir))
         goto out; /* not downloaded: not an error */
-    if (is_commit(id->rev)) {
+    if (vf__hub_is_commit(id->rev)) {
         memcpy(commit, id->rev, 41);
     } else {
         if (!(ref = join3(repo_dir, "/refs/", id->rev))) {

@@ -23,6 +23,8 @@ typedef struct vf__hub_id {
 /* true when s is a Hub id (hf://... always is when well formed; a plain
  * name needs "org/name"); false for anything else (a path, a short name) */
 VF_HIDDEN bool vf__hub_id_parse(const char *s, vf__hub_id *id);
+/* a full commit id: 40 lower-case hex digits */
+VF_HIDDEN bool vf__hub_is_commit(const char *s);
 
 /* ---- the local Hugging Face cache ---- */
 /* The snapshot directory of id in the HF cache (malloc'd) in *dir, or NULL

@@ -10,16 +10,6 @@
 
 #define MAX_NAME 1024
 
-static bool is_hex40(const char *s)
-{
-    if (strlen(s) != 40)
-        return false;
-    for (int i = 0; i < 40; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
 /* A repository path: relative, no "." or ".." segment, no empty segment,
  * no backslash or control character. */
 static bool safe_name(const char *s)
@@ -81,7 +71,7 @@ vf_status vf__hub_api_parse(const char *text, size_t len, const char *label, vf_
     json_t *gated = json_object_get(root, "gated");
     if (!json_is_object(root))
         st = vf__err(err, VF_EFORMAT, label, "the hub's answer is not a json object");
-    else if (!sha || !is_hex40(sha))
+    else if (!sha || !vf__hub_is_commit(sha))
         st = vf__err(err, VF_EFORMAT, label, "the hub's answer has no commit sha (40 hex digits)");
     else if (!json_is_array(sib))
         st = vf__err(err, VF_EFORMAT, label, "the hub's answer has no siblings list");

@@ -55,6 +55,16 @@ static bool quant_ok(const char *s, size_t n)
     return true;
 }
 
+bool vf__hub_is_commit(const char *s)
+{
+    if (strlen(s) != 40)
+        return false;
+    for (int i = 0; i < 40; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
+}
+
 bool vf__hub_id_parse(const char *s, vf__hub_id *id)
 {
     memset(id, 0, sizeof *id);
