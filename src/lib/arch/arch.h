@@ -115,6 +115,8 @@ typedef struct vf__ssm2 {
     bool own_out_bias, out_bias;     /* out_proj's bias apart from in_proj's (Falcon-H1 projectors_bias) */
 } vf__ssm2;
 VF_HIDDEN void vf__ab_mamba2(vf__ab *b, const char *p, const vf__ssm2 *s);
+/* A Bamba-style hybrid layer i's two norms: model.layers.i.{input,pre_ff}_layernorm */
+VF_HIDDEN void vf__ab_hybrid_norms(vf__ab *b, uint32_t i, uint64_t h);
 /* One vision/text sub-config's integer, with the class default when absent;
  * fails the build past cap. */
 VF_HIDDEN uint64_t vf__ab_cfg(vf__ab *b, const json_t *o, const char *key, uint64_t dflt, uint64_t cap);

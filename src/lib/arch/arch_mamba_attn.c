@@ -66,9 +66,7 @@ static void falcon_h1(vf__ab *b)
     vf__ab_param(b, hp->vocab_size, h, "model.embed_tokens.weight");
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
         char p[96];
-        snprintf(p, sizeof p, "model.layers.%u.", i);
-        vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
-        vf__ab_param(b, h, 0, "%spre_ff_layernorm.weight", p);
+        vf__ab_hybrid_norms(b, i, h);
         snprintf(p, sizeof p, "model.layers.%u.mamba.", i);
         vf__ab_mamba2(b, p, &s);
         snprintf(p, sizeof p, "model.layers.%u.self_attn.", i);

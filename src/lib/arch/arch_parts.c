@@ -43,6 +43,14 @@ void vf__ab_experts(vf__ab *b, const char *p, uint64_t E, uint64_t h, uint64_t f
     }
 }
 
+void vf__ab_hybrid_norms(vf__ab *b, uint32_t i, uint64_t h)
+{
+    char p[64];
+    snprintf(p, sizeof p, "model.layers.%u.", i);
+    vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
+    vf__ab_param(b, h, 0, "%spre_ff_layernorm.weight", p);
+}
+
 void vf__ab_mamba2(vf__ab *b, const char *p, const vf__ssm2 *s)
 {
     uint64_t inner = s->heads * s->head_dim;

@@ -171,9 +171,7 @@ static void bamba(vf__ab *b)
     vf__ab_param(b, hp->vocab_size, h, "model.embed_tokens.weight");
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
         char p[96];
-        snprintf(p, sizeof p, "model.layers.%u.", i);
-        vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
-        vf__ab_param(b, h, 0, "%spre_ff_layernorm.weight", p);
+        vf__ab_hybrid_norms(b, i, h);
         snprintf(p, sizeof p, hp->layer_recurrent && hp->layer_recurrent[i] ? "model.layers.%u.mamba."
                                                                              : "model.layers.%u.self_attn.", i);
         if (hp->layer_recurrent && hp->layer_recurrent[i])
@@ -294,9 +292,7 @@ static void jamba(vf__ab *b)
     vf__ab_param(b, hp->vocab_size, h, "model.embed_tokens.weight");
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
         char p[96];
-        snprintf(p, sizeof p, "model.layers.%u.", i);
-        vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
-        vf__ab_param(b, h, 0, "%spre_ff_layernorm.weight", p);
+        vf__ab_hybrid_norms(b, i, h);
         if (hp->layer_recurrent && hp->layer_recurrent[i]) {
             snprintf(p, sizeof p, "model.layers.%u.mamba.", i);
             mamba1_mixer(b, p, h, I, N, K, R, pb, cb);
