@@ -13,14 +13,14 @@ SAN     ?=
 PKGS    := jansson libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl's headers only: the Hub opens libcurl.so.4 when first asked
-# (src/lib/hub/hub_curl.h), so that no command starts by loading it.
+# (src/lib/read/hub/hub_curl.h), so that no command starts by loading it.
 PKG_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # libmicrohttpd: the CLI only ('vramfit serve'); the library does not need it.
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 # (its headers only as well: 'vramfit serve' opens libmicrohttpd.so.12 when it
-# starts, src/cli/serve_mhd.h, and no other command loads GnuTLS with it)
+# starts, src/cli/serve/serve_mhd.h, and no other command loads GnuTLS with it)
 MHD_LIBS   :=
 
 # Without the build dependencies, one line naming the set-up instead of a
@@ -47,8 +47,9 @@ CFLAGS_ALL  = $(CSTD) $(OPT) $(WARN) -fPIC -Iinclude -Isrc/lib $(PKG_CFLAGS) $(M
 LDFLAGS_ALL = $(OPT) $(LDFLAGS)
 LIBS        = $(PKG_LIBS) -ldl -lpthread -lm
 
-LIB_SRCS := $(wildcard src/lib/*.c src/lib/*/*.c)
-CLI_SRCS := $(wildcard src/cli/*.c)
+# Sources at any depth: the folders are the pipeline's stages (docs/design.md).
+LIB_SRCS := $(sort $(shell find src/lib -name '*.c'))
+CLI_SRCS := $(sort $(shell find src/cli -name '*.c'))
 GEN_SRCS :=
 .DEFAULT_GOAL := all
 # Modules add generated sources, tools and test programs in mk/*.mk.
@@ -56,6 +57,8 @@ GEN_SRCS :=
 
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst %.c,$(BUILD)/obj/%.o,$(GEN_SRCS))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+# The command's own headers are named from src/cli ("args/estimate_opts.h").
+$(CLI_OBJS): CFLAGS_ALL += -Isrc/cli
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
@@ -112,7 +115,7 @@ test: deps
 
 FUZZ_CC ?= clang
 fuzz: $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
-build/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(LIB_SRCS) $(GEN_SRCS) include/vramfit.h src/lib/internal.h
+build/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(LIB_SRCS) $(GEN_SRCS) include/vramfit.h src/lib/model/model.h
 	@command -v $(FUZZ_CC) >/dev/null || { echo 'vramfit: make fuzz needs $(FUZZ_CC) (Debian: clang)' >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(call QUIET,CLANG,$@)$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc/lib $(PKG_CFLAGS) \

@@ -7,7 +7,7 @@
  * figures; at the end, with everything freed and the cache emptied, nothing
  * reserved outside expandable segments. With a freeze taken halfway, the
  * frozen copy must follow the original figure for figure. */
-#include "alloc_torch.h"
+#include "memory/torch/alloc_torch.h"
 
 #include <stdint.h>
 #include <stdlib.h>

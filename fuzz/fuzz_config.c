@@ -1,6 +1,6 @@
 /* fuzz_config.c — feeds bytes as config.json text to the config reader and
  * the architecture builders; every result must be a clean status. */
-#include "internal.h"
+#include "model/model.h"
 #include "read/readers.h"
 
 #include <stdlib.h>

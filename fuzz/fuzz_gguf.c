@@ -3,7 +3,7 @@
  * hyper-parameters, classification and totals). Seeds: fuzz/corpus/gguf/. */
 #define _GNU_SOURCE /* memfd_create */
 #include "fuzz_util.h"
-#include "internal.h"
+#include "model/model.h"
 #include "read/readers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

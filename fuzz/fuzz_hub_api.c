@@ -6,8 +6,8 @@
  * bytes, as text, also go to the other parsers of untrusted strings: a
  * Content-Range value (an accepted one answers the range asked for) and a Hub
  * id (an accepted one has a bounded, well-formed repository name). */
-#include "hub/hub.h"
-#include "hub/hub_http.h"
+#include "read/hub/hub.h"
+#include "read/hub/hub_http.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * agreement, total_size). The shards are written once per process. */
 #define _GNU_SOURCE
 #include "fuzz_util.h"
-#include "internal.h"
+#include "model/model.h"
 #include "read/readers.h"
 
 #include <fcntl.h>

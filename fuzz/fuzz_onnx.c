@@ -4,7 +4,7 @@
  * a training estimate run at batch 2. Seeds: fuzz/corpus/onnx/. */
 #define _GNU_SOURCE /* memfd_create */
 #include "fuzz_util.h"
-#include "internal.h"
+#include "model/model.h"
 #include "read/readers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

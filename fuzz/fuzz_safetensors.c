@@ -3,7 +3,7 @@
  * be) through the header reader, then the totals a command would print. */
 #define _GNU_SOURCE
 #include "fuzz_util.h"
-#include "internal.h"
+#include "model/model.h"
 #include "read/readers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,7 +4,7 @@
 #ifndef VF_FUZZ_UTIL_H
 #define VF_FUZZ_UTIL_H
 
-#include "internal.h"
+#include "model/model.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -670,6 +670,10 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
      * margin_set false = the runtime's own; true = margin bytes (0 allowed) */
     uint64_t margin;
     bool margin_set;
+    /* the draft and the projector already open (the caller keeps them open
+     * for the call); NULL = opened from draft / mmproj for each run */
+    const vf_model *draft_model;
+    const vf_model *mmproj_model;
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 

@@ -1,9 +1,9 @@
-# The page of 'vramfit serve' (src/cli/page/index.html), embedded in the CLI.
+# The page of 'vramfit serve' (src/cli/serve/page/index.html), embedded in the CLI.
 CLI_SRCS += $(BUILD)/gen/page.c
 
-$(BUILD)/gen/page.c: $(BUILD)/tools/embed src/cli/page/index.html mk/page.mk
+$(BUILD)/gen/page.c: $(BUILD)/tools/embed src/cli/serve/page/index.html mk/page.mk
 	@mkdir -p $(dir $@)
-	$(call QUIET,EMBED,$@)$(BUILD)/tools/embed --symbol vf_serve_page $@ src/cli/page/index.html
+	$(call QUIET,EMBED,$@)$(BUILD)/tools/embed --symbol vf_serve_page $@ src/cli/serve/page/index.html
 
 # The browser test's node package (tests/cli/test_page.sh), as tools/deps.sh installs it.
 PAGE_NODE := tests/page/node_modules/.vramfit-installed

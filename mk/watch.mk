@@ -8,8 +8,8 @@ $(BUILD)/fake/old/libnvidia-ml.so.1: tests/fake/fake_nvml.c
 CHECK_EXTRA += $(BUILD)/fake/old/libnvidia-ml.so.1
 
 # The sample store is the CLI's: its test links watch_sample.c and watch_proc.c.
-$(BUILD)/tests/test_watch_rows: tests/unit/test_watch_rows.c src/cli/watch_sample.c src/cli/watch_proc.c src/cli/watch.h \
+$(BUILD)/tests/test_watch_rows: tests/unit/test_watch_rows.c src/cli/watch/watch_sample.c src/cli/watch/watch_proc.c src/cli/watch/watch.h \
   $(BUILD)/libvramfit.a tests/unit/testutil.h
 	@mkdir -p $(dir $@)
-	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -Isrc/cli -o $@ $< src/cli/watch_sample.c \
-	  src/cli/watch_proc.c $(BUILD)/libvramfit.a $(CMOCKA_LIBS) $(LIBS) $(LDFLAGS_ALL)
+	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -Isrc/cli -o $@ $< src/cli/watch/watch_sample.c \
+	  src/cli/watch/watch_proc.c $(BUILD)/libvramfit.a $(CMOCKA_LIBS) $(LIBS) $(LDFLAGS_ALL)

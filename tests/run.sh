@@ -5,7 +5,29 @@
 # counted apart: appends "BUILD CASES_OK CASES_FAILED REPLAYS_OK REPLAYS_FAILED
 # DOCS_OK DOCS_FAILED" to build/test-counts (tests/summary.sh reads it) and
 # prints what this pass ran.
+#
+# Every test runs under a time limit (timeout(1), which ends the test's whole
+# process group): VF_UNIT_TIMEOUT seconds per unit-test binary and fuzz
+# replay (default 300), VF_SUITE_TIMEOUT per shell suite (default 600; the
+# sanitizer pass is the slow one). A test past its limit counts as a failure,
+# with a line "FAIL NAME: timed out after N s".
 B=${BUILD:-build}
+UNIT_LIMIT=${VF_UNIT_TIMEOUT:-300}
+SUITE_LIMIT=${VF_SUITE_TIMEOUT:-600}
+command -v timeout >/dev/null 2>&1 || { echo "FAIL tests/run.sh: timeout(1) is missing (Debian: coreutils)"; exit 1; }
+# limited SECONDS CMD... — CMD under the limit; exit 124 when it ran past it
+# (timeout sends TERM, then KILL 10 s later if it is still there: a 137 once
+# the limit has passed reads as the same). No test reads the terminal: stdin
+# is /dev/null.
+limited() {
+    lim=$1
+    shift
+    t0=$(date +%s)
+    timeout -k 10 "$lim" "$@" </dev/null
+    lrc=$?
+    [ "$lrc" -eq 137 ] && [ $(($(date +%s) - t0)) -ge "$lim" ] && lrc=124
+    return "$lrc"
+}
 export VF="$B/vramfit" BUILD="$B"
 # No test reaches the network or reads this machine's caches and token:
 # test_hub.sh sets up its own stand-in Hub and caches.
@@ -23,8 +45,9 @@ trap 'rm -f "$log"' EXIT
 
 for t in "$B"/tests/test_*; do
     [ -x "$t" ] || continue
-    "$t" >"$log" 2>&1
+    limited "$UNIT_LIMIT" "$t" >"$log" 2>&1
     rc=$?
+    if [ "$rc" -eq 124 ]; then echo "FAIL $(basename "$t"): timed out after $UNIT_LIMIT s" >>"$log"; fi
     p=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     f=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     p=${p:-0}
@@ -44,8 +67,9 @@ done
 for s in tests/cli/*.sh tests/corrupt/run.sh; do
     [ -f "$s" ] || continue
     case "$s" in */lib.sh) continue ;; esac
-    sh "$s" >"$log" 2>&1
+    limited "$SUITE_LIMIT" sh "$s" >"$log" 2>&1
     rc=$?
+    if [ "$rc" -eq 124 ]; then echo "FAIL $s: timed out after $SUITE_LIMIT s" >>"$log"; fi
     p=$(grep -c '^ok ' "$log")
     f=$(grep -c '^FAIL ' "$log")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $s exited $rc"; fi
@@ -73,8 +97,9 @@ for r in "$B"/replay/fuzz_*; do
     name=$(basename "$r")
     dir="fuzz/corpus/${name#fuzz_}"
     [ -d "$dir" ] || continue
-    "$r" "$dir" >"$log" 2>&1
+    limited "$UNIT_LIMIT" "$r" "$dir" >"$log" 2>&1
     rc=$?
+    if [ "$rc" -eq 124 ]; then echo "FAIL replay $name: timed out after $UNIT_LIMIT s" >>"$log"; fi
     n=$(ls "$dir" | wc -l)
     if [ "$rc" -eq 0 ]; then
         rpass=$((rpass + n))

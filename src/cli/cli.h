@@ -116,7 +116,7 @@ int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c);
 /* "inference" or "training". */
 const char *vf_cli_mode_name(const vf_estimate_opts *o);
 
-/* ---- fit_catalog.c: fit without --gpu ---- */
+/* ---- catalog_out.c: fit without --gpu ---- */
 /* Every catalog GPU with the fewest devices of it that fit (vf_fit_catalog),
  * printed as a table or JSON; 0 when any fits, 1 when none. */
 int vf_cli_fit_catalog(const vf_cli_fit_args *a, vf_model *m);

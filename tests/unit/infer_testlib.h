@@ -4,7 +4,7 @@
 #ifndef VF_INFER_TESTLIB_H
 #define VF_INFER_TESTLIB_H
 
-#include "internal.h"
+#include "model/model.h"
 #include "testutil.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
  * 2 MiB rounding above, splits only when more than 1 MiB remains). */
 #include "testutil.h"
 
-#include "alloc_torch.h"
+#include "memory/torch/alloc_torch.h"
 
 #define MiB ((uint64_t)1 << 20)
 
@@ -18,7 +18,7 @@ static vf__talloc *fresh(const char *conf, uint64_t device)
     return a;
 }
 
-static void rounding(void **state)
+static void test_rounding(void **state)
 {
     (void)state;
     vf__talloc *a = fresh("", 0);
@@ -38,7 +38,7 @@ static void rounding(void **state)
     vf__talloc_free(a);
 }
 
-static void small_pool(void **state)
+static void test_small_pool(void **state)
 {
     (void)state;
     vf__talloc *a = fresh("", 0);
@@ -61,7 +61,7 @@ static void small_pool(void **state)
     vf__talloc_free(a);
 }
 
-static void large_pool(void **state)
+static void test_large_pool(void **state)
 {
     (void)state;
     vf__talloc *a = fresh("", 0);
@@ -101,7 +101,7 @@ static void large_pool(void **state)
     vf__talloc_free(a);
 }
 
-static void reuse_and_merge(void **state)
+static void test_reuse_and_merge(void **state)
 {
     (void)state;
     vf__talloc *a = fresh("", 0);
@@ -141,7 +141,7 @@ static void reuse_and_merge(void **state)
     vf__talloc_free(a);
 }
 
-static void max_split(void **state)
+static void test_max_split(void **state)
 {
     (void)state;
     vf__talloc *a = fresh("max_split_size_mb:100", 0);
@@ -166,7 +166,7 @@ static void max_split(void **state)
     vf__talloc_free(a);
 }
 
-static void expandable(void **state)
+static void test_expandable(void **state)
 {
     (void)state;
     /* 5 MiB maps one 20 MiB page; 30 MiB then uses the free 15 MiB at the
@@ -192,7 +192,7 @@ static void expandable(void **state)
     vf__talloc_free(a);
 }
 
-static void empty_cache_and_limits(void **state)
+static void test_empty_cache_and_limits(void **state)
 {
     (void)state;
     vf__talloc *a = fresh("", 0);
@@ -242,7 +242,7 @@ static void empty_cache_and_limits(void **state)
     vf__talloc_free(a);
 }
 
-static void conf_parsing(void **state)
+static void test_conf_parsing(void **state)
 {
     (void)state;
     vf__tconf c;
@@ -268,7 +268,7 @@ static void conf_parsing(void **state)
 /* A freeze (the state after the weights, replayed once per model) behaves
  * as the allocator it was taken from: the same operations after it give the
  * same figures, step by step, in both layouts. */
-static void freeze_behaves_alike(void **state)
+static void test_freeze_behaves_alike(void **state)
 {
     (void)state;
     const char *confs[] = {"", "expandable_segments:True", "max_split_size_mb:20"};
@@ -320,7 +320,7 @@ static void freeze_behaves_alike(void **state)
  * a segment of exactly its size, never split), twice over: the second set
  * lies at higher addresses. */
 #define MANY 3000
-static void many_cached_blocks(void **state)
+static void test_many_cached_blocks(void **state)
 {
     (void)state;
     vf__talloc *a = fresh("", 0);
@@ -357,10 +357,10 @@ static void many_cached_blocks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(rounding),   cmocka_unit_test(small_pool),         cmocka_unit_test(large_pool),
-        cmocka_unit_test(reuse_and_merge), cmocka_unit_test(max_split),     cmocka_unit_test(expandable),
-        cmocka_unit_test(empty_cache_and_limits), cmocka_unit_test(conf_parsing),
-        cmocka_unit_test(freeze_behaves_alike), cmocka_unit_test(many_cached_blocks),
+        cmocka_unit_test(test_rounding),   cmocka_unit_test(test_small_pool),         cmocka_unit_test(test_large_pool),
+        cmocka_unit_test(test_reuse_and_merge), cmocka_unit_test(test_max_split),     cmocka_unit_test(test_expandable),
+        cmocka_unit_test(test_empty_cache_and_limits), cmocka_unit_test(test_conf_parsing),
+        cmocka_unit_test(test_freeze_behaves_alike), cmocka_unit_test(test_many_cached_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

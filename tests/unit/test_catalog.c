@@ -2,7 +2,7 @@
  * the embedded configs themselves, and exact counts by catalog name. */
 #include "testutil.h"
 
-#include "internal.h"
+#include "model/model.h"
 #include "read/readers.h"
 
 #include <strings.h>

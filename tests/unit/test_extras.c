@@ -4,7 +4,7 @@
  * hybrids per layer kind, and image tokens at a given size. */
 #include "testutil.h"
 #include "gguf_writer.h"
-#include "infer.h"
+#include "memory/infer.h"
 
 #define M2026 "tests/reference/models2026/"
 

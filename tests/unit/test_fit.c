@@ -3,7 +3,7 @@
  * bounds and plan emission. */
 #include "testutil.h"
 
-#include "fit_internal.h"
+#include "answer/fit_internal.h"
 
 #include <jansson.h>
 #include <math.h>

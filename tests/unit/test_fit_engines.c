@@ -73,7 +73,7 @@ static void check_model(const char *id, vf_runtime rt, vf_mode mode, const vf_gp
     vf_model_free(m);
 }
 
-static void advisor_every_model_and_engine(void **state)
+static void test_advisor_every_model_and_engine(void **state)
 {
     (void)state;
     vf_gpu_choice small, ampere, big;
@@ -104,7 +104,7 @@ static void advisor_every_model_and_engine(void **state)
 }
 
 /* The check itself fails on what it must catch. */
-static void checker_catches(void **state)
+static void test_checker_catches(void **state)
 {
     (void)state;
     vf_gpu_choice ampere;
@@ -128,8 +128,8 @@ static void checker_catches(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(checker_catches),
-        cmocka_unit_test(advisor_every_model_and_engine),
+        cmocka_unit_test(test_checker_catches),
+        cmocka_unit_test(test_advisor_every_model_and_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
  * hidden 4096, 32 heads, 8 KV heads of 128, ff 14336, vocab 128256). */
 #include "infer_testlib.h"
 
-#include "infer.h"
+#include "memory/infer.h"
 
 #define MiB ((uint64_t)1 << 20)
 #define KERNELS ((uint64_t)139586437) /* 0.13 GiB = 0.13 x 2^30, truncated */
@@ -31,7 +31,7 @@ static vf_estimate run(const char *gpu, const char *weights, int fa, const char 
 /* The pool: outside_bytes less the cuBLAS workspace. */
 static uint64_t pool_of(const vf_estimate *e, uint64_t cublas) { return e->outside_bytes - cublas; }
 
-static void hopper_q4_k_m(void **state)
+static void test_hopper_q4_k_m(void **state)
 {
     (void)state;
     vf_estimate e = run("H100 SXM 80GB", "q4_k_m", 1, "", "");
@@ -45,7 +45,7 @@ static void hopper_q4_k_m(void **state)
     assert_int_equal(e.allocated_bytes, e.weights + e.kv_cache + e.activations);
 }
 
-static void ada_and_volta(void **state)
+static void test_ada_and_volta(void **state)
 {
     (void)state;
     vf_estimate a = run("RTX 4090", "q4_k_m", 1, "", "");
@@ -59,7 +59,7 @@ static void ada_and_volta(void **state)
     assert_int_equal(pool_of(&v, 4 * MiB), 1132 * MiB);
 }
 
-static void attention_temporaries(void **state)
+static void test_attention_temporaries(void **state)
 {
     (void)state;
     /* without flash attention: softmax(KQ) in f16 for the KQV product,
@@ -72,7 +72,7 @@ static void attention_temporaries(void **state)
     assert_int_equal(pool_of(&q, 32 * MiB), 32 * MiB);
 }
 
-static void f16_weights_through_cublas(void **state)
+static void test_f16_weights_through_cublas(void **state)
 {
     (void)state;
     /* f16 weights: cuBLAS with src1 and dst in f16 for the output head,
@@ -81,7 +81,7 @@ static void f16_weights_through_cublas(void **state)
     assert_int_equal(pool_of(&e, 32 * MiB), 130 * MiB);
 }
 
-static void loading_mode(void **state)
+static void test_loading_mode(void **state)
 {
     (void)state;
     /* llama.cpp sets no CUDA_MODULE_LOADING: eager below CUDA 12.2 */
@@ -94,9 +94,9 @@ static void loading_mode(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hopper_q4_k_m),         cmocka_unit_test(ada_and_volta),
-        cmocka_unit_test(attention_temporaries), cmocka_unit_test(f16_weights_through_cublas),
-        cmocka_unit_test(loading_mode),
+        cmocka_unit_test(test_hopper_q4_k_m),         cmocka_unit_test(test_ada_and_volta),
+        cmocka_unit_test(test_attention_temporaries), cmocka_unit_test(test_f16_weights_through_cublas),
+        cmocka_unit_test(test_loading_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,7 @@
 #include "testutil.h"
 
 #include "gguf_writer.h"
-#include "internal.h"
+#include "model/model.h"
 
 #include <fcntl.h>
 #include <math.h>

@@ -4,9 +4,9 @@
  * are written from the rules (huggingface_hub's validate_repo_id, RFC 9110
  * Content-Range, llama.cpp's tag matching), not from the code. */
 #include "testutil.h"
-#include "hub/hub.h"
-#include "hub/hub_cache.h"
-#include "hub/hub_http.h"
+#include "read/hub/hub.h"
+#include "read/hub/hub_cache.h"
+#include "read/hub/hub_http.h"
 
 static void test_ids(void **state)
 {

@@ -3,7 +3,7 @@
  * and transformers' measured peaks (tests/reference/measured.csv). */
 #include "infer_testlib.h"
 
-#include "infer.h"
+#include "memory/infer.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024.0 * 1024.0)
@@ -26,7 +26,7 @@ static uint64_t params_of(const vf_model *m)
 
 /* ---- the seeds' worked examples (SEEDS.md: "1B in fp32 = 4 GB", "70B in
  * fp32 = 280 GB", "a 4B model ... 8 GB in BF16") ---- */
-static void seeds_examples(void **state)
+static void test_seeds_examples(void **state)
 {
     (void)state;
     struct { uint64_t rows, cols; vf_dtype dt; const char *reprice; double gb; } ex[] = {
@@ -48,7 +48,7 @@ static void seeds_examples(void **state)
 }
 
 /* ---- re-pricing: formats' own storage ---- */
-static void weights_repricing(void **state)
+static void test_weights_repricing(void **state)
 {
     (void)state;
     vf_model *m = itl_llama3_8b(8192);
@@ -87,7 +87,7 @@ static void weights_repricing(void **state)
  * n_embd_k_gqa x kv_size and a V tensor of n_embd_v_gqa x kv_size in the
  * cache type): measured.csv C12, Meta-Llama-3-8B at -c 8192 f16: "context
  * 1024 MiB"; C13, Qwen3-1.7B (28 layers, 8 KV heads of 128) at 40960: 4480. */
-static void kv_gqa_llamacpp(void **state)
+static void test_kv_gqa_llamacpp(void **state)
 {
     (void)state;
     vf_model *m = itl_llama3_8b(8192);
@@ -150,7 +150,7 @@ static void kv_gqa_llamacpp(void **state)
  * 64, 128 heads, qk_nope 128, v_head_dim 128): vLLM MLAAttentionSpec caches
  * one latent of 576 per layer (vllm/v1/kv_cache_interface.py); transformers
  * caches decompressed K (nope + rope) and V per head. */
-static void kv_mla(void **state)
+static void test_kv_mla(void **state)
 {
     (void)state;
     vf_model *m = itl_open(REF "/models/deepseek-ai__DeepSeek-V3.json");
@@ -179,7 +179,7 @@ static void kv_mla(void **state)
  * of the context (llama.cpp llama-memory-recurrent.cpp: r and s states in
  * f32 per sequence), on the layer's device; attention layers of a hybrid
  * keep their KV. */
-static void kv_recurrent(void **state)
+static void test_kv_recurrent(void **state)
 {
     (void)state;
     vf_model *m = vf__model_new(VF_FORMAT_CONFIG, "hybrid");
@@ -209,7 +209,7 @@ static void kv_recurrent(void **state)
  * holds min(n_ctx, PAD(n_swa + n_ubatch, 256)) cells; gemma-2-9b (42 layers,
  * alternating, window 4096, 8 KV heads of 256) at -c 8192: 21 layers x 8192
  * cells + 21 layers x 4608 cells. --swa-full gives every layer 8192. */
-static void kv_swa_llamacpp(void **state)
+static void test_kv_swa_llamacpp(void **state)
 {
     (void)state;
     vf_model *m = itl_open(REF "/models/google__gemma-2-9b.json");
@@ -234,7 +234,7 @@ static void kv_swa_llamacpp(void **state)
 }
 
 /* ---- vLLM: the KV pool within 5% of measured.csv ---- */
-static void vllm_pool(void **state)
+static void test_vllm_pool(void **state)
 {
     (void)state;
     struct {
@@ -316,7 +316,7 @@ static void vllm_pool(void **state)
 /* ---- transformers: within 5% of torch.cuda.max_memory_allocated() ---- */
 static double allocated_gib(const vf_estimate *e) { return (e->weights + e->kv_cache + e->activations) / GIB; }
 
-static void transformers_peaks(void **state)
+static void test_transformers_peaks(void **state)
 {
     (void)state;
     vf_model *m = octocoder();
@@ -383,7 +383,7 @@ static void transformers_peaks(void **state)
  * (i_gpu_start = max(n_layer + 1 - ngl, 0)); token embeddings stay in host
  * memory; layers split over devices by upper_bound over the cumulative
  * tensor-split fractions of (il - i_gpu_start) / (n_layer + 1 - i_gpu_start). */
-static void llamacpp_placement(void **state)
+static void test_llamacpp_placement(void **state)
 {
     (void)state;
     vf_model *m = itl_llama3_8b(8192);
@@ -429,7 +429,7 @@ static void llamacpp_placement(void **state)
 }
 
 /* ---- knobs: errors, eager attention, tensor parallel ---- */
-static void knobs(void **state)
+static void test_knobs(void **state)
 {
     (void)state;
     vf_model *m = itl_llama3_8b(8192);
@@ -518,9 +518,9 @@ static void knobs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seeds_examples),   cmocka_unit_test(weights_repricing), cmocka_unit_test(kv_gqa_llamacpp),
-        cmocka_unit_test(kv_mla), cmocka_unit_test(kv_recurrent),           cmocka_unit_test(kv_swa_llamacpp),   cmocka_unit_test(vllm_pool),
-        cmocka_unit_test(transformers_peaks), cmocka_unit_test(llamacpp_placement), cmocka_unit_test(knobs),
+        cmocka_unit_test(test_seeds_examples),   cmocka_unit_test(test_weights_repricing), cmocka_unit_test(test_kv_gqa_llamacpp),
+        cmocka_unit_test(test_kv_mla), cmocka_unit_test(test_kv_recurrent),           cmocka_unit_test(test_kv_swa_llamacpp),   cmocka_unit_test(test_vllm_pool),
+        cmocka_unit_test(test_transformers_peaks), cmocka_unit_test(test_llamacpp_placement), cmocka_unit_test(test_knobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

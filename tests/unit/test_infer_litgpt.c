@@ -5,7 +5,7 @@
  * default prompt "Hello, my name is"), and the mechanisms one by one. */
 #include "infer_testlib.h"
 
-#include "infer.h"
+#include "memory/infer.h"
 
 static void litgpt_opts(vf_estimate_opts *o, const char *weights)
 {
@@ -20,7 +20,7 @@ static void litgpt_opts(vf_estimate_opts *o, const char *weights)
 }
 
 /* E23a-d within 5% of the measured peak (GB = 1e9, as base.py prints it). */
-static void falcon_measured(void **state)
+static void test_falcon_measured(void **state)
 {
     (void)state;
     struct { const char *row, *weights, *keep; double gb; } rows[] = {
@@ -54,7 +54,7 @@ static void falcon_measured(void **state)
 /* lit_gpt/model.py: GPT.__init__ builds lm_head as its own nn.Linear, so
  * falcon-7b (embeddings tied in Hugging Face) carries a second 65024 x 4544
  * matrix: 6,921,720,704 + 295,469,056 parameters. */
-static void untied_lm_head(void **state)
+static void test_untied_lm_head(void **state)
 {
     (void)state;
     vf_model *m = itl_open(REF "/models/tiiuae__falcon-7b.json");
@@ -75,7 +75,7 @@ static void untied_lm_head(void **state)
 /* PyTorch's caching allocator (CUDACachingAllocator.cpp): a request above
  * 10 MiB gets a segment rounded up to 2 MiB and keeps a tail of 1 MiB or less
  * (should_split: remaining > kSmallSize), which max_memory_allocated counts. */
-static void allocator_rounding(void **state)
+static void test_allocator_rounding(void **state)
 {
     (void)state;
     struct { uint64_t rows, cols, bytes; } c[] = {
@@ -103,7 +103,7 @@ static void allocator_rounding(void **state)
 
 /* bitsandbytes layouts (functional.py quantize_4bit / double_quant): int8 =
  * n codes + an fp32 scale per row; nf4 = n/2 codes + an fp32 absmax per 64. */
-static void quantized_layouts(void **state)
+static void test_quantized_layouts(void **state)
 {
     (void)state;
     /* 1024 x 1024: int8 codes 1 MiB + 4 KiB of scales; nf4 512 KiB + 64 KiB */
@@ -126,7 +126,7 @@ static void quantized_layouts(void **state)
 
 /* What litgpt refuses: int8 outside float16 (BitsandbytesPrecision raises),
  * GPTQ/GGUF formats, several GPUs (generate/base.py runs on one). */
-static void refusals(void **state)
+static void test_refusals(void **state)
 {
     (void)state;
     vf_model *m = itl_open(REF "/models/tiiuae__falcon-7b.json");
@@ -149,8 +149,8 @@ static void refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(falcon_measured),   cmocka_unit_test(untied_lm_head), cmocka_unit_test(allocator_rounding),
-        cmocka_unit_test(quantized_layouts), cmocka_unit_test(refusals),
+        cmocka_unit_test(test_falcon_measured),   cmocka_unit_test(test_untied_lm_head), cmocka_unit_test(test_allocator_rounding),
+        cmocka_unit_test(test_quantized_layouts), cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

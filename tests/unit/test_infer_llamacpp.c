@@ -3,7 +3,7 @@
  * within 0.5%, compute within 10%, output within 0.5% of what was printed. */
 #include "infer_testlib.h"
 
-#include "infer.h"
+#include "memory/infer.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -16,7 +16,7 @@ static double obj_sum(json_t *o)
     return s;
 }
 
-static void every_ok_run(void **state)
+static void test_every_ok_run(void **state)
 {
     (void)state;
     json_t *root = itl_json(REF "/llamacpp/results.json");
@@ -86,7 +86,7 @@ static void every_ok_run(void **state)
 /* --weights with a llama.cpp file type re-prices an F16 model tensor by
  * tensor as llama-quantize did: the bytes of the Q8_0 / Q4_0 / Q4_K_M files
  * it made from the same F16 files (results.json "files" by_type). */
-static void quantizer_mix(void **state)
+static void test_quantizer_mix(void **state)
 {
     (void)state;
     json_t *root = itl_json(REF "/llamacpp/results.json");
@@ -147,7 +147,7 @@ static vf_dtype attn_v_type(uint32_t kv_heads)
     return dt;
 }
 
-static void llama_65b_is_not_70b(void **state)
+static void test_llama_65b_is_not_70b(void **state)
 {
     (void)state;
     assert_int_equal(attn_v_type(8), VF_DTYPE_Q5_K);  /* Llama-2/3-70B: 64 heads, 8 KV heads */
@@ -158,9 +158,9 @@ static void llama_65b_is_not_70b(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(every_ok_run),
-        cmocka_unit_test(quantizer_mix),
-        cmocka_unit_test(llama_65b_is_not_70b),
+        cmocka_unit_test(test_every_ok_run),
+        cmocka_unit_test(test_quantizer_mix),
+        cmocka_unit_test(test_llama_65b_is_not_70b),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
  * engine and PyTorch source formulas they come from. */
 #include "infer_testlib.h"
 
-#include "infer.h"
+#include "memory/infer.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -30,7 +30,7 @@ static void vllm_opts(vf_estimate_opts *o, double gpu_gib, const char *gpu, cons
  *     (Dockerfile, V0 engine), ray-vllm-deepseek.yml: max_model_len 8192,
  *     max_num_seqs 4 (MAX_NUM_BATCHED_TOKENS is set but never passed to the
  *     engine), A10G 22.30 GiB. Here the forward of 8192 tokens is the peak. */
-static void vllm_profile_rows(void **state)
+static void test_vllm_profile_rows(void **state)
 {
     (void)state;
     struct {
@@ -64,7 +64,7 @@ static void vllm_profile_rows(void **state)
  *  20 B per element, 2..127 rows 32 B;
  *  forward: T x (3h + 3ff) x 2 (llama.py LlamaMLP at down_proj);
  *  cuBLAS workspace (CublasHandlePool.cpp): 32 MiB on sm90, 8519680 B else. */
-static void vllm_profile_terms(void **state)
+static void test_vllm_profile_terms(void **state)
 {
     (void)state;
     const uint64_t h = 4096, ff = 14336, V = 128256, T = 8192;
@@ -114,7 +114,7 @@ static void vllm_profile_terms(void **state)
  * GPU is not known); under 8 rows the PyTorch sort (a + 16 B and 32 B of
  * sort scratch per logit). Beside them the hidden states T x h and the
  * sampled rows S x h twice; cuBLAS workspace 32 MiB on sm90, 8519680 B else. */
-static void vllm_sampler_019(void **state)
+static void test_vllm_sampler_019(void **state)
 {
     (void)state;
     const uint64_t h = 4096, V = 128256;
@@ -163,7 +163,7 @@ static void vllm_sampler_019(void **state)
 /* vLLM's own cases for get_pp_indices (tests/distributed/
  * test_pipeline_partition.py, test_uneven_auto_partition), and its
  * docstring's 22 layers over 4 stages. */
-static void vllm_pp_indices(void **state)
+static void test_vllm_pp_indices(void **state)
 {
     (void)state;
     const struct {
@@ -214,7 +214,7 @@ static uint64_t rank_bytes(const vf_model *m, uint32_t start, uint32_t end, bool
 /* Pipeline parallel, rank by rank: Llama-3.1-405B (126 layers, untied) over
  * 8 x 2 H100 and the tied Llama-3.2-1B (16 layers) over 2 stages. The rank
  * reported is the one holding the most; every rank gets the same blocks. */
-static void vllm_pipeline_ranks(void **state)
+static void test_vllm_pipeline_ranks(void **state)
 {
     (void)state;
     vf_model *m = itl_open(REF "/models/meta-llama__Meta-Llama-3.1-405B.json");
@@ -264,7 +264,7 @@ static void vllm_pipeline_ranks(void **state)
  * max_num_seqs too; one shared pool, the larger of twice the largest size's
  * forward transients (T x (3h + 3ff) x 2 B) and T x h x 128 B; every size
  * and mode 2 MiB + 192 KiB per layer. */
-static void vllm_graphs(void **state)
+static void test_vllm_graphs(void **state)
 {
     (void)state;
     vf_model *m = itl_llama3_8b(131072);
@@ -348,7 +348,7 @@ static void vllm_graphs(void **state)
 
 /* A model's MoE layers cost more per size (320 KiB, 384 with shared
  * experts); a pipeline rank captures its own layers only. */
-static void vllm_graphs_moe_pp(void **state)
+static void test_vllm_graphs_moe_pp(void **state)
 {
     (void)state;
     const uint64_t MiB = 1 << 20, KiB = 1 << 10;
@@ -384,7 +384,7 @@ static void vllm_graphs_moe_pp(void **state)
  *    = 301989888 + 18874368 + 150994944 + 9437184 + 1179648 = 482476032.
  * vLLM 0.11.0 logged 13.47 GiB on an H100 (llm-d-planner), 0.19.0 13.72
  * GiB on an A100 (myoceane.fr): measured.csv A5. */
-static void vllm_mxfp4_layout(void **state)
+static void test_vllm_mxfp4_layout(void **state)
 {
     (void)state;
     vf_model *m = itl_open("openai/gpt-oss-20b");
@@ -427,7 +427,7 @@ static void vllm_mxfp4_layout(void **state)
  * untied, bf16; per layer and unit of rank: attention 3 x 2048 + (4096 + 2 x
  * 512) + 4096 + 2048 = 17408, router 2048 + 128, experts 128 x (3 x 2048 + 3
  * x 768) = 1081344; embedding and head 2 x 151936 + 2 x 2048. */
-static void vllm_lora_slots(void **state)
+static void test_vllm_lora_slots(void **state)
 {
     (void)state;
     vf_model *m = itl_open("Qwen/Qwen3-30B-A3B");
@@ -472,15 +472,15 @@ static void vllm_lora_slots(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(vllm_profile_rows),
-        cmocka_unit_test(vllm_profile_terms),
-        cmocka_unit_test(vllm_sampler_019),
-        cmocka_unit_test(vllm_pp_indices),
-        cmocka_unit_test(vllm_pipeline_ranks),
-        cmocka_unit_test(vllm_graphs),
-        cmocka_unit_test(vllm_graphs_moe_pp),
-        cmocka_unit_test(vllm_mxfp4_layout),
-        cmocka_unit_test(vllm_lora_slots),
+        cmocka_unit_test(test_vllm_profile_rows),
+        cmocka_unit_test(test_vllm_profile_terms),
+        cmocka_unit_test(test_vllm_sampler_019),
+        cmocka_unit_test(test_vllm_pp_indices),
+        cmocka_unit_test(test_vllm_pipeline_ranks),
+        cmocka_unit_test(test_vllm_graphs),
+        cmocka_unit_test(test_vllm_graphs_moe_pp),
+        cmocka_unit_test(test_vllm_mxfp4_layout),
+        cmocka_unit_test(test_vllm_lora_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

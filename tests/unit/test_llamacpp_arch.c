@@ -5,7 +5,7 @@
  * model and every other models2026 config still estimates. The refused list
  * is written here from that source, not from the code under test. */
 #include "testutil.h"
-#include "infer.h"
+#include "memory/infer.h"
 
 #include <dirent.h>
 
@@ -43,7 +43,7 @@ static vf_status run_llamacpp(const char *src, vf_error *err)
     return st;
 }
 
-static void models2026_on_llamacpp(void **state)
+static void test_models2026_on_llamacpp(void **state)
 {
     (void)state;
     DIR *d = opendir(M2026);
@@ -74,7 +74,7 @@ static void models2026_on_llamacpp(void **state)
     assert_int_equal(refusals, sizeof refused / sizeof refused[0]);
 }
 
-static void catalog_on_llamacpp(void **state)
+static void test_catalog_on_llamacpp(void **state)
 {
     (void)state;
     size_t n = vf_catalog_count();
@@ -90,7 +90,7 @@ static void catalog_on_llamacpp(void **state)
 
 /* The refusal names the family, and the arch each family maps to is one
  * LLM_ARCH_NAMES holds (a few by hand from convert_hf_to_gguf.py). */
-static void refusal_names_family(void **state)
+static void test_refusal_names_family(void **state)
 {
     (void)state;
     vf_error err = {0};
@@ -121,9 +121,9 @@ static void refusal_names_family(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(refusal_names_family),
-        cmocka_unit_test(models2026_on_llamacpp),
-        cmocka_unit_test(catalog_on_llamacpp),
+        cmocka_unit_test(test_refusal_names_family),
+        cmocka_unit_test(test_models2026_on_llamacpp),
+        cmocka_unit_test(test_catalog_on_llamacpp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
  * intermediate 12288, 8 KV heads of 128) and the allocator's rules. */
 #include "infer_testlib.h"
 
-#include "alloc_torch.h"
+#include "memory/torch/alloc_torch.h"
 
 #define MiB ((uint64_t)1 << 20)
 
@@ -28,7 +28,7 @@ static vf_estimate run(vf_runtime rt, uint64_t ctx, const char *gpu, bool set, u
 }
 
 /* CUDACachingAllocator get_allocation_size after 512-byte rounding */
-static void allocator_segments(void **state)
+static void test_allocator_segments(void **state)
 {
     (void)state;
     assert_int_equal(vf__talloc_segment_bytes(0), 0);
@@ -39,7 +39,7 @@ static void allocator_segments(void **state)
     assert_int_equal(vf__talloc_segment_bytes(10 * MiB + 1), 12 * MiB);
 }
 
-static void by_runtime(void **state)
+static void test_by_runtime(void **state)
 {
     (void)state;
     /* transformers at 40,960 tokens: the step's largest request is the
@@ -61,7 +61,7 @@ static void by_runtime(void **state)
 
 /* fit needs device + margin: on a device of exactly device_bytes it does
  * not fit, with device + margin it does, one byte less it does not. */
-static void fit_keeps_it(void **state)
+static void test_fit_keeps_it(void **state)
 {
     (void)state;
     vf_model *m = itl_open("Qwen/Qwen3-8B");
@@ -91,9 +91,9 @@ static void fit_keeps_it(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(allocator_segments),
-        cmocka_unit_test(by_runtime),
-        cmocka_unit_test(fit_keeps_it),
+        cmocka_unit_test(test_allocator_segments),
+        cmocka_unit_test(test_by_runtime),
+        cmocka_unit_test(test_fit_keeps_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

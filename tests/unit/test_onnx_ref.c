@@ -6,7 +6,7 @@
  * the reference's U-Net, whose graphs are not stored, are built by
  * onnx_writer.h and checked against the figures README.md tabulates. */
 #include "onnx_testlib.h"
-#include "graph_mem.h"
+#include "memory/graph/graph_mem.h"
 
 static const char *const nets[] = {"resnet18", "mobilenet_v2", "vgg11_bn"};
 

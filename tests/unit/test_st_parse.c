@@ -3,7 +3,7 @@
  * jansson (an independent JSON parser) on valid headers. */
 #include "testutil.h"
 
-#include "internal.h"
+#include "model/model.h"
 #include "read/st_parse.h"
 
 #include <jansson.h>

@@ -13,8 +13,8 @@
  * QLoRA, accumulation, ZeRO 1-3, FSDP, offload), and none is left as
  * reserved = allocated. */
 #include "trainutil.h"
-#include "train_internal.h"
-#include "replay_torch.h"
+#include "memory/train/train_internal.h"
+#include "memory/torch/replay_torch.h"
 
 #define KiB ((uint64_t)1 << 10)
 #define MiB ((uint64_t)1 << 20)
@@ -84,7 +84,7 @@ static vf__tstats replay(const char *qlora, uint32_t accum) { return replay_as(q
 static const uint64_t adapters = 4 * 32 * KiB, grads = 4 * 32 * KiB, inputs = 2 * 512;
 static const uint64_t states = 4 * (2 * 32 * KiB + 512);
 
-static void lora_trace(void **state)
+static void test_lora_trace(void **state)
 {
     (void)state;
     vf__tstats s = replay("", 1);
@@ -97,7 +97,7 @@ static void lora_trace(void **state)
     assert_int_equal(s.segments, 3);
 }
 
-static void accumulation_trace(void **state)
+static void test_accumulation_trace(void **state)
 {
     (void)state;
     vf__tstats s = replay("", 2);
@@ -110,7 +110,7 @@ static void accumulation_trace(void **state)
     assert_int_equal(s.peak_reserved, 86 * MiB);
 }
 
-static void qlora_trace(void **state)
+static void test_qlora_trace(void **state)
 {
     (void)state;
     /* NF4: q and v as 512 KiB of packed data and 16384 fp32 absmax (64 KiB)
@@ -134,7 +134,7 @@ static void qlora_trace(void **state)
  * (a quarter of the parameters, gradients and states) set by hand. Units:
  * the embedding (64 MiB, frozen) and the block (q and v frozen, 4 MiB, with
  * the adapters' 128 KiB: 4,325,376 B). */
-static void zero3_trace(void **state)
+static void test_zero3_trace(void **state)
 {
     (void)state;
     const uint64_t block = 4 * MiB + adapters;
@@ -166,7 +166,7 @@ static void zero3_trace(void **state)
 /* Over a grid of knobs, every training mode: the reserved peak is never
  * below the allocated one, the device holds at least both plus the context,
  * and the modes replayed no longer say reserved = allocated. */
-static void reserved_covers_allocated(void **state)
+static void test_reserved_covers_allocated(void **state)
 {
     (void)state;
     tr_shape sh = {.family = "llama", .hidden = 512, .inter = 1536, .vocab = 32000, .n_positions = 4096,
@@ -214,11 +214,11 @@ static void reserved_covers_allocated(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(lora_trace),
-        cmocka_unit_test(accumulation_trace),
-        cmocka_unit_test(qlora_trace),
-        cmocka_unit_test(zero3_trace),
-        cmocka_unit_test(reserved_covers_allocated),
+        cmocka_unit_test(test_lora_trace),
+        cmocka_unit_test(test_accumulation_trace),
+        cmocka_unit_test(test_qlora_trace),
+        cmocka_unit_test(test_zero3_trace),
+        cmocka_unit_test(test_reserved_covers_allocated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
  * Expected differences are derived by hand below from modeling_bert.py and
  * PyTorch's derivatives.yaml, not taken from the code under test. */
 #include "testutil.h"
-#include "internal.h"
+#include "model/model.h"
 
 #define SEQCLS "tests/data/configs/google-bert__bert-large-uncased-seqcls.json"
 #define MLM "data/models/google-bert__bert-large-uncased.json"

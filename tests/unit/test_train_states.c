@@ -5,7 +5,7 @@
  * DeepSpeed prints), PEFT's trainable-parameter count, and PyTorch's optimizer
  * step temporaries (tests/reference/torch). */
 #include "trainutil.h"
-#include "train_internal.h"
+#include "memory/train/train_internal.h"
 
 #include <math.h>
 

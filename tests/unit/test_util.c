@@ -7,7 +7,7 @@
 #include "../../src/cli/exit_code.h" /* the CLI's exit statuses */
 #include "testutil.h"
 
-#include "internal.h"
+#include "model/model.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -37,7 +37,7 @@ static void test_status_table(void **state)
     (void)state;
     static const struct {
         vf_status st;
-        int exit_code; /* DESIGN.md §2 */
+        int exit_code; /* docs/design.md §2 */
     } want[] = {{VF_OK, 0},       {VF_EINVAL, 2},       {VF_ENOMEM, 4},  {VF_EIO, 4},
                 {VF_ENOENT, 3},   {VF_EFORMAT, 3},      {VF_EUNSUPPORTED, 3}, {VF_ERANGE, 3},
                 {VF_EDEVICE, 5},  {VF_EDEVMEM, 5},      {VF_EINTR, 4}};
@@ -107,7 +107,7 @@ static void test_ggml_table(void **state)
     for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++)
         assert_int_equal(vf_dtype_from_gguf(removed[i]), VF_DTYPE_UNKNOWN);
     assert_null(vf_dtype_get(VF_DTYPE_UNKNOWN));
-    /* the bits quoted in DESIGN.md §3 and the table's bpw column */
+    /* the bits quoted in docs/design.md §3 and the table's bpw column */
     assert_true(vf_dtype_get(VF_DTYPE_Q4_K)->bits_per_element == 4.5);
     assert_true(vf_dtype_get(VF_DTYPE_Q6_K)->bits_per_element == 6.5625);
     assert_true(vf_dtype_get(VF_DTYPE_Q3_K)->bits_per_element == 3.4375);

@@ -1,9 +1,9 @@
-/* test_watch_rows.c — vramfit watch's sample store (src/cli/watch_sample.c,
+/* test_watch_rows.c — vramfit watch's sample store (src/cli/watch/watch_sample.c,
  * linked in by mk/watch.mk) against the fake NVML: past max_rows rows, pairs
  * merge into one with their maxima, so memory stays bounded, the peaks stay
  * exact and the timeline keeps its order; a failed query is a gap. */
 #include "test_load_util.h"
-#include "watch.h"
+#include "watch/watch.h"
 
 #define MIB (1ull << 20)
 

@@ -7,7 +7,7 @@
 #define VF_TRAINUTIL_H
 
 #include "testutil.h"
-#include "internal.h"
+#include "model/model.h"
 
 typedef struct tr_shape {
     const char *family; /* "gpt2" | "llama" */

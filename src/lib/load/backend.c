@@ -1,6 +1,6 @@
 /* backend.c — vf__backend_open: a device name to its backend (host, null,
  * cuda:N). The one file that knows every backend. */
-#include "backend.h"
+#include "load/backend.h"
 
 #include <errno.h>
 #include <stdlib.h>

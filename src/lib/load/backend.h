@@ -7,7 +7,7 @@
 #ifndef VF_BACKEND_H
 #define VF_BACKEND_H
 
-#include "internal.h"
+#include "model/model.h"
 
 typedef struct vf__backend vf__backend;
 

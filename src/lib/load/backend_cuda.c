@@ -13,7 +13,7 @@
  * current (we are a library: the thread is not ours). The driver, once
  * loaded, is never unloaded: cuInit starts driver threads and unloading
  * libcuda under them crashes (CUDA.jl issue #1848). */
-#include "backend.h"
+#include "load/backend.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>

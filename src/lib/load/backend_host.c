@@ -1,6 +1,6 @@
 /* backend_host.c — "host": device memory is plain host memory. Runs
  * everywhere; the loader preads straight into it (no staging ring). */
-#include "backend.h"
+#include "load/backend.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* backend_null.c — "null": reads go through the ring and are discarded.
  * Measures how fast this storage could feed a GPU; the pipeline is the same
  * as for a real device, only the copy does nothing. */
-#include "backend.h"
+#include "load/backend.h"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* backend_sync.c — the synchronous host-memory operations the host and null
  * backends share: pinned buffers are plain memory, events complete at once. */
-#include "backend.h"
+#include "load/backend.h"
 
 #include <stdlib.h>
 #include <string.h>

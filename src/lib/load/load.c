@@ -11,7 +11,7 @@
  * Any failure stops the readers, waits for the copies already queued, and
  * releases every byte the run took. */
 #define _GNU_SOURCE /* O_DIRECT */
-#include "load_internal.h"
+#include "load/load_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

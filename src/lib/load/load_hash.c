@@ -7,7 +7,7 @@
  * are odd 64-bit values with well-mixed bits (the first is 2^64 / golden
  * ratio). It only has to catch bytes that differ between the file and the
  * device copy. */
-#include "internal.h"
+#include "model/model.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
 #ifndef VF_LOAD_INTERNAL_H
 #define VF_LOAD_INTERNAL_H
 
-#include "backend.h"
+#include "load/backend.h"
 
 #include <sys/types.h>
 

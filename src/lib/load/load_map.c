@@ -10,7 +10,7 @@
  * "*" for everything else. The longest matching prefix wins, then a layer
  * range, then "*". Values: an integer N (cuda:N), "cuda:N", "cpu"/"host", or
  * "null". Every tensor must have a device. */
-#include "load_internal.h"
+#include "load/load_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

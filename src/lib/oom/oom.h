@@ -7,7 +7,7 @@
 #ifndef VF_OOM_H
 #define VF_OOM_H
 
-#include "internal.h"
+#include "model/model.h"
 
 /* The most bytes a form reads past its anchor (the longest PyTorch message
  * with a few "Process N has" sentences is under 1 KiB). */

@@ -12,7 +12,7 @@
  *     cache from utilization × total minus what the profile run used).
  *   - llama.cpp: by phase, fewer GPU layers, a smaller context or KV type, a
  *     smaller micro-batch. */
-#include "oom.h"
+#include "oom/oom.h"
 
 #include <stdio.h>
 #include <string.h>

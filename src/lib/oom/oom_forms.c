@@ -7,7 +7,7 @@
  * pattern matches any run of whitespace, so a message wrapped over lines (as
  * pasted in bug reports) still reads. Every read stays inside [start, end),
  * which the scanner bounds to OOM_SPAN bytes past the anchor. */
-#include "oom.h"
+#include "oom/oom.h"
 
 #include <string.h>
 

@@ -14,7 +14,7 @@
  * lines that follow the error (OOM_GROUP bytes), which also carry llama.cpp's
  * companion lines and the repeats of one error (a message printed by the
  * exception and again by a logger counts once). */
-#include "oom.h"
+#include "oom/oom.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * Entries come from the embedded files "models/<org>__<name>.json" (real
  * Hugging Face config.json files, see data/models/SOURCES.md). The table is
  * built once, on first use, from the embedded data; it never changes after. */
-#include "internal.h"
-#include "readers.h"
+#include "model/model.h"
+#include "read/readers.h"
 
 #include <ctype.h>
 #include <pthread.h>

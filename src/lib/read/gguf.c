@@ -6,9 +6,9 @@
  * buffered reader: metadata arrays too long to keep (the 150k-entry token
  * list) are walked and counted, never materialised, so time and memory
  * depend on the header alone, never on the tensor data. */
-#include "gguf_priv.h"
-#include "readers.h"
-#include "source.h"
+#include "read/gguf_priv.h"
+#include "read/readers.h"
+#include "read/source.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * sliding-window layer patterns as llama.cpp's llama_hparams::set_swa_pattern
  * and each architecture's loader set them; recurrent state sizes as
  * llama_hparams::n_embd_r / n_embd_s. See docs/formats.md "GGUF". */
-#include "gguf_priv.h"
+#include "read/gguf_priv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

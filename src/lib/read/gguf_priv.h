@@ -3,7 +3,7 @@
 #ifndef VF_GGUF_PRIV_H
 #define VF_GGUF_PRIV_H
 
-#include "internal.h"
+#include "model/model.h"
 
 /* Arrays longer than this are kept in m->gguf_kv as {"type", "count"} only. */
 #define VF_GGUF_KV_MAX_ARRAY 1024u

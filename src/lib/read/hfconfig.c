@@ -4,8 +4,8 @@
  * Every number read from the file is range-checked before it sizes anything,
  * and the tensor count a config implies is bounded before building, so a
  * hostile config cannot make us allocate without limit. */
-#include "arch/arch.h"
-#include "readers.h"
+#include "read/arch/arch.h"
+#include "read/readers.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,9 +6,9 @@
  * VF_GRAPH_MAX_CONST elements are the exception: shape arithmetic needs them
  * (Reshape targets, Slice bounds, Resize scales). docs/formats.md lists what
  * is refused. Field numbers: onnx/onnx.proto (Debian libonnx-dev ships it). */
-#include "graph.h"
-#include "onnx_wire.h"
-#include "readers.h"
+#include "model/graph.h"
+#include "read/onnx_wire.h"
+#include "read/readers.h"
 
 #include <errno.h>
 #include <fcntl.h>

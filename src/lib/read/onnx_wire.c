@@ -1,5 +1,5 @@
 /* onnx_wire.c — the protobuf wire format, bounded (see onnx_wire.h). */
-#include "onnx_wire.h"
+#include "read/onnx_wire.h"
 
 #include <stdlib.h>
 #include <string.h>

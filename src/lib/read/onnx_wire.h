@@ -8,7 +8,7 @@
 #ifndef VF_ONNX_WIRE_H
 #define VF_ONNX_WIRE_H
 
-#include "internal.h"
+#include "model/model.h"
 
 #define VF_PB_MAX_DEPTH 16      /* nested messages onnx.proto needs: ~8 */
 #define VF_PB_WINDOW ((size_t)64 << 10)

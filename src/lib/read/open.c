@@ -1,9 +1,9 @@
 /* open.c — vf_model_open: the one place that knows every reader. A path, a
  * directory or a catalog name is dispatched to its reader; the readers know only
  * the description (model.c) and not each other. */
-#include "internal.h"
-#include "readers.h"
-#include "hub/hub.h"
+#include "model/model.h"
+#include "read/readers.h"
+#include "read/hub/hub.h"
 
 #include <ctype.h>
 #include <dirent.h>

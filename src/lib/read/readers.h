@@ -4,8 +4,8 @@
 #ifndef VF_READERS_H
 #define VF_READERS_H
 
-#include "internal.h"
-#include "source.h"
+#include "model/model.h"
+#include "read/source.h"
 
 /* The file readers read through fs (source.h): a shard, a split part or the
  * index's shards are opened in the same file set as the first file. */

@@ -7,10 +7,10 @@
  * trailing bytes; unknown dtype, duplicate names and non-string metadata
  * values refused. Only the header is read, never the data; st_parse.c
  * parses it. */
-#include "internal.h"
-#include "readers.h"
-#include "source.h"
-#include "st_parse.h"
+#include "model/model.h"
+#include "read/readers.h"
+#include "read/source.h"
+#include "read/st_parse.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #ifndef VF_SOURCE_H
 #define VF_SOURCE_H
 
-#include "internal.h"
+#include "model/model.h"
 
 typedef struct vf__src vf__src;
 typedef struct vf__fs vf__fs;

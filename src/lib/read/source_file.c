@@ -1,5 +1,5 @@
 /* source_file.c — the local file system as a byte source (pread). */
-#include "source.h"
+#include "read/source.h"
 
 #include <errno.h>
 #include <fcntl.h>

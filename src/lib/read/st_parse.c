@@ -8,7 +8,7 @@
  * control characters and \u0000 in strings, lone surrogates, leading zeros,
  * integers beyond int64, duplicate keys in any object, nesting deeper than
  * VF_JSON_MAX_DEPTH, bytes after the top-level value. */
-#include "st_parse.h"
+#include "read/st_parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #ifndef VF_ST_PARSE_H
 #define VF_ST_PARSE_H
 
-#include "internal.h"
+#include "model/model.h"
 
 /* One tensor entry as written; the callback decides what is wrong with it. */
 typedef struct vf__st_entry {

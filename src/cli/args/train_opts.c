@@ -1,0 +1,212 @@
+/* train_opts.c — the training knobs of 'vramfit estimate --train' (and of
+ * any command that runs the training model): one table, one parser, one help
+ * text. --batch, --context, --tp, --pp, --gpus and --attn are the shared
+ * knobs of the inference table; the training model reads them too. */
+#include "args/estimate_opts.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum {
+    T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
+    T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
+    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION
+};
+
+const struct option vf_cli_train_options[] = {
+    {"optimizer", required_argument, 0, T_OPTIMIZER},
+    {"precision", required_argument, 0, T_PRECISION},
+    {"grad-checkpoint", required_argument, 0, T_CKPT},
+    {"grad-accum", required_argument, 0, T_GRAD_ACCUM},
+    {"micro-batch", required_argument, 0, T_MICRO_BATCH},
+    {"seq-len", required_argument, 0, T_SEQ_LEN},
+    {"lora-rank", required_argument, 0, T_LORA_RANK},
+    {"lora-targets", required_argument, 0, T_LORA_TARGETS},
+    {"qlora", required_argument, 0, T_QLORA},
+    {"zero", required_argument, 0, T_ZERO},
+    {"fsdp", required_argument, 0, T_FSDP},
+    {"ep", required_argument, 0, T_EP},
+    {"offload", required_argument, 0, T_OFFLOAD},
+    {"offload-device", required_argument, 0, T_OFFLOAD_DEVICE},
+    {"states-only", no_argument, 0, T_STATES_ONLY},
+    {"gpus-per-node", required_argument, 0, T_PER_NODE},
+    {"optim-impl", required_argument, 0, T_OPTIM_IMPL},
+    {"lora-dropout", required_argument, 0, T_LORA_DROPOUT},
+    {"bnb-version", required_argument, 0, T_BNB_VERSION},
+    {"grads-kept", no_argument, 0, T_GRADS_KEPT},
+    {"torch-version", required_argument, 0, T_TORCH_VERSION},
+    {0, 0, 0, 0},
+};
+
+void vf_cli_train_opts_help(FILE *f)
+{
+    fputs("  training (--train):\n"
+          "  --optimizer O          adamw (default) | adam | adamw-8bit | paged-adamw-8bit | sgd |\n"
+          "                         sgd-momentum | adafactor | lion | adagrad\n"
+          "  --optim-impl I         foreach (PyTorch's default on CUDA) | for-loop | fused |\n"
+          "                         foreach-legacy (torch < 2.0)\n"
+          "  --precision P          bf16-mixed (default) | fp16-mixed | fp32 | bf16 (pure, no master copy)\n"
+          "  --grad-checkpoint R    none (default) | selective | full\n"
+          "  --batch N              micro-batch per GPU (default 1; also --micro-batch N)\n"
+          "  --context N            sequence length (also --seq-len N)\n"
+          "                         (default 2048 or the model's, whichever is less)\n"
+          "  --grad-accum N         micro-batches per optimizer step (default 1)\n"
+          "  --lora-rank R          LoRA adapters of rank R; only they train\n"
+          "  --lora-targets T       q,k,v,o,gate,up,down or all-linear (default q,v)\n"
+          "  --lora-dropout P       PEFT's lora_dropout (default 0): a masked input copy per adapter\n"
+          "  --qlora nf4|nf4-dq     4-bit NF4 base (with double quantization); needs --lora-rank\n"
+          "  --bnb-version V        bitsandbytes under --qlora (default current; < 0.43.2 keeps\n"
+          "                         every 4-bit matmul's input for backward; under litgpt\n"
+          "                         also through the next micro-batch's forward)\n"
+          "  --zero 0|1|2|3         ZeRO stage; or --fsdp full|grad-op|no-shard\n"
+          "  --ep N                 expert-parallel size (MoE)\n"
+          "  --offload optimizer|params|both   to --offload-device cpu (default) | nvme\n"
+          "  --gpus-per-node N      host memory is reported per node (default min(gpus, 8))\n"
+          "  --states-only          model states only (DeepSpeed's estimators for ZeRO 1-3)\n"
+          "  --grads-kept           zero_grad() keeps zeroed gradients between steps (set_to_none=False,\n"
+          "                         PyTorch < 2.0's default) instead of freeing them\n"
+          "  --torch-version V      the PyTorch release that trains (default current; < 1.11: softmax\n"
+          "                         and log_softmax keep their input for backward as well)\n",
+          f);
+}
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static int pick(const char *opt, const char *arg, const char *const *names, size_t n, int *out, const char *why)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(arg, names[i]) == 0) {
+            *out = (int)i;
+            return 1;
+        }
+    return vf_cli_opt_bad(opt, arg, why);
+}
+
+/* A MAJOR.MINOR[...] version knob copied into its fixed-size field. */
+static int version_opt(const char *opt, const char *arg, char *dst, size_t n, const char *why)
+{
+    unsigned x, y;
+    if (strlen(arg) >= n || sscanf(arg, "%u.%u", &x, &y) != 2)
+        return vf_cli_opt_bad(opt, arg, why);
+    snprintf(dst, n, "%s", arg);
+    return 1;
+}
+
+int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
+{
+    vf_train_opts *t = &o->train;
+    uint64_t v;
+    int k = 0;
+    switch (c) {
+    case T_OPTIMIZER: {
+        static const char *const n[] = {"adamw", "adam", "adamw-8bit", "paged-adamw-8bit", "sgd",
+                                        "sgd-momentum", "adafactor", "lion", "adagrad"};
+        if (pick("optimizer", arg, n, N_OF(n), &k, "unknown optimizer (see vramfit estimate --help)") < 0)
+            return -1;
+        t->optimizer = (vf_optimizer)k;
+        return 1;
+    }
+    case T_OPTIM_IMPL: {
+        static const char *const n[] = {"foreach", "for-loop", "fused", "foreach-legacy"};
+        if (pick("optim-impl", arg, n, N_OF(n), &k, "expected foreach, for-loop, fused or foreach-legacy") < 0)
+            return -1;
+        t->optim_impl = (vf_optim_impl)k;
+        return 1;
+    }
+    case T_PRECISION: {
+        static const char *const n[] = {"fp32", "fp16-mixed", "bf16-mixed", "bf16"};
+        if (pick("precision", arg, n, N_OF(n), &k, "expected fp32, fp16-mixed, bf16-mixed or bf16") < 0)
+            return -1;
+        t->precision = (vf_precision)k;
+        return 1;
+    }
+    case T_CKPT: {
+        static const char *const n[] = {"none", "selective", "full"};
+        if (pick("grad-checkpoint", arg, n, N_OF(n), &k, "expected none, selective or full") < 0)
+            return -1;
+        t->recompute = (vf_recompute)k;
+        return 1;
+    }
+    case T_GRAD_ACCUM:
+        if (vf_cli_opt_number("grad-accum", arg, 1, 1u << 20, NULL, &v) < 0)
+            return -1;
+        t->grad_accum = (uint32_t)v;
+        return 1;
+    case T_MICRO_BATCH:
+        return vf_cli_opt_number("micro-batch", arg, 1, 1u << 24, NULL, &t->micro_batch);
+    case T_SEQ_LEN:
+        return vf_cli_opt_number("seq-len", arg, 1, 1ull << 30, NULL, &t->seq_len);
+    case T_LORA_RANK:
+        if (vf_cli_opt_number("lora-rank", arg, 1, 65536, NULL, &v) < 0)
+            return -1;
+        t->lora_rank = (uint32_t)v;
+        return 1;
+    case T_LORA_TARGETS:
+        if (!arg[0] || strlen(arg) >= sizeof t->lora_targets)
+            return vf_cli_opt_bad("lora-targets", arg, "expected q,k,v,o,gate,up,down or all-linear");
+        memcpy(t->lora_targets, arg, strlen(arg) + 1);
+        return 1;
+    case T_QLORA:
+        if (strcasecmp(arg, "nf4") && strcasecmp(arg, "nf4-dq"))
+            return vf_cli_opt_bad("qlora", arg, "expected nf4 or nf4-dq");
+        snprintf(t->qlora, sizeof t->qlora, "%s", strcasecmp(arg, "nf4") ? "nf4-dq" : "nf4");
+        return 1;
+    case T_ZERO:
+        if (vf_cli_opt_number("zero", arg, 0, 3, NULL, &v) < 0)
+            return -1;
+        t->zero = (int)v;
+        return 1;
+    case T_FSDP: {
+        static const char *const n[] = {"none", "full", "grad-op", "no-shard"};
+        if (pick("fsdp", arg, n, N_OF(n), &k, "expected full, grad-op or no-shard") < 0)
+            return -1;
+        t->fsdp = k;
+        return 1;
+    }
+    case T_EP:
+        if (vf_cli_opt_number("ep", arg, 1, 4096, NULL, &v) < 0)
+            return -1;
+        o->ep = (uint32_t)v;
+        return 1;
+    case T_OFFLOAD: {
+        static const char *const n[] = {"none", "optimizer", "params", "both"};
+        if (pick("offload", arg, n, N_OF(n), &k, "expected optimizer, params or both") < 0)
+            return -1;
+        t->offload = (vf_offload)k;
+        return 1;
+    }
+    case T_OFFLOAD_DEVICE:
+        if (strcasecmp(arg, "cpu") && strcasecmp(arg, "nvme"))
+            return vf_cli_opt_bad("offload-device", arg, "expected cpu or nvme");
+        t->offload_nvme = strcasecmp(arg, "nvme") == 0;
+        return 1;
+    case T_LORA_DROPOUT: {
+        char *end;
+        double d = strtod(arg, &end);
+        if (end == arg || *end || !(d >= 0 && d < 1))
+            return vf_cli_opt_bad("lora-dropout", arg, "expected a probability in [0, 1)");
+        t->lora_dropout = (float)d;
+        return 1;
+    }
+    case T_BNB_VERSION:
+        return version_opt("bnb-version", arg, t->bnb_version, sizeof t->bnb_version,
+                           "expected a version such as 0.42.0");
+    case T_STATES_ONLY:
+        t->states_only = true;
+        return 1;
+    case T_GRADS_KEPT:
+        o->grads_kept = true;
+        return 1;
+    case T_TORCH_VERSION:
+        return version_opt("torch-version", arg, t->torch_version, sizeof t->torch_version,
+                           "expected a version such as 1.10");
+    case T_PER_NODE:
+        if (vf_cli_opt_number("gpus-per-node", arg, 1, 4096, NULL, &v) < 0)
+            return -1;
+        t->gpus_per_node = (uint32_t)v;
+        return 1;
+    default:
+        return 0;
+    }
+}

@@ -1,0 +1,299 @@
+/* graph_live.c — the peak of live activations along the graph's order, as
+ * PyTorch eager runs the module the graph was exported from (runtime
+ * generic): each tensor lives from the node that makes it to its last
+ * reader, with what eager execution adds to that ideal (docs/memory-model.md,
+ * "Networks by their graph"):
+ *  - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) share their
+ *    input's storage; activations torchvision runs in place (ReLU, ReLU6 =
+ *    Clip, LeakyReLU, Hardswish, Hardsigmoid, ELU) write into an input that
+ *    dies at that node; SiLU exported as Sigmoid + Mul is one in-place op;
+ *  - the graph inputs stay alive for the whole forward: the caller holds them;
+ *  - a module's arguments stay alive until the module returns (its caller
+ *    holds them): read from the scoped node names torch >= 2.0 writes
+ *    ("/layer1/layer1.0/conv1/Conv"); in a graph without scopes, the two
+ *    places where exported networks show it: a convolution's or matmul's
+ *    input is kept through the normalization that reads its output (the
+ *    argument of a Conv-BN-activation block), and the operands of a Concat
+ *    through the Concat's first reader (a skip list or a local holding them
+ *    until the call that consumes the concatenation returns: U-Net).
+ * Kernel scratch (cuDNN/oneDNN workspaces) is not a tensor of the graph and
+ * is not counted here. */
+#include "memory/graph/graph_mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_op(const vf__gnode *n, const char *op) { return !strcmp(n->op, op); }
+
+bool vf__graph_is_view(const vf__gnode *n)
+{
+    return is_op(n, "Reshape") || is_op(n, "Flatten") || is_op(n, "Squeeze") || is_op(n, "Unsqueeze") ||
+           is_op(n, "Identity");
+}
+
+static bool inplace_op(const vf__gnode *n)
+{
+    return is_op(n, "Relu") || is_op(n, "Clip") || is_op(n, "LeakyRelu") || is_op(n, "HardSwish") ||
+           is_op(n, "HardSigmoid") || is_op(n, "Elu");
+}
+
+static bool is_norm(const vf__gnode *n)
+{
+    return is_op(n, "BatchNormalization") || is_op(n, "InstanceNormalization") ||
+           is_op(n, "LayerNormalization") || is_op(n, "GroupNormalization");
+}
+
+/* The last reader position of each value (in order positions), and the
+ * first reader. */
+static void readers(const vf__graph *g, const vf__shapes *s, vf__live *L)
+{
+    for (size_t p = 0; p < g->n_node; p++) {
+        const vf__gnode *n = &g->node[g->order[p]];
+        for (uint32_t k = 0; k < n->n_in; k++) {
+            uint32_t x = n->in[k];
+            if (x == VF_GRAPH_NONE || !s->v[x].dyn)
+                continue;
+            L->last[x] = (uint32_t)p;
+            if (L->first[x] == VF_GRAPH_NONE)
+                L->first[x] = (uint32_t)p;
+        }
+    }
+}
+
+/* Module scopes: the deepest "/a/b" prefixes of node names; a value read in
+ * scope S but made outside it lives until S's last node. */
+static bool scoped(const vf__graph *g)
+{
+    size_t with = 0;
+    for (size_t i = 0; i < g->n_node; i++)
+        with += g->node[i].name[0] == '/' && strchr(g->node[i].name + 1, '/');
+    return g->n_node && with * 2 > g->n_node;
+}
+
+static uint64_t prefix_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h | 1;
+}
+
+typedef struct scope_tab {
+    uint64_t *key;
+    uint32_t *last;
+    size_t cap;
+} scope_tab;
+
+static uint32_t *scope_slot(scope_tab *t, uint64_t h)
+{
+    size_t k = h & (t->cap - 1);
+    while (t->key[k] && t->key[k] != h)
+        k = (k + 1) & (t->cap - 1);
+    t->key[k] = h;
+    return &t->last[k];
+}
+
+static void hold_scopes(const vf__graph *g, const vf__shapes *s, vf__live *L)
+{
+    scope_tab t = {0};
+    size_t need = 16;
+    while (need < g->n_node * 8)
+        need *= 2;
+    t.cap = need;
+    t.key = calloc(t.cap, sizeof *t.key);
+    t.last = calloc(t.cap, sizeof *t.last);
+    if (!t.key || !t.last)
+        goto out; /* no holds: the ideal lifetimes */
+    for (size_t p = 0; p < g->n_node; p++) {
+        const char *nm = g->node[g->order[p]].name;
+        for (const char *q = strchr(nm + 1, '/'); nm[0] == '/' && q; q = strchr(q + 1, '/'))
+            *scope_slot(&t, prefix_hash(nm, (size_t)(q - nm))) = (uint32_t)p;
+    }
+    for (size_t p = 0; p < g->n_node; p++) {
+        const vf__gnode *n = &g->node[g->order[p]];
+        if (n->name[0] != '/')
+            continue;
+        for (uint32_t k = 0; k < n->n_in; k++) {
+            uint32_t x = n->in[k];
+            if (x == VF_GRAPH_NONE || !s->v[x].dyn)
+                continue;
+            const char *prod = g->v[x].producer != VF_GRAPH_NONE ? g->node[g->v[x].producer].name : "";
+            /* every enclosing scope of the reader that the producer is not inside */
+            for (const char *q = strchr(n->name + 1, '/'); q; q = strchr(q + 1, '/')) {
+                size_t len = (size_t)(q - n->name);
+                if (!strncmp(prod, n->name, len) && prod[len] == '/')
+                    continue;
+                uint32_t end = *scope_slot(&t, prefix_hash(n->name, len));
+                if (end > L->hold[x])
+                    L->hold[x] = end;
+            }
+        }
+    }
+out:
+    free(t.key);
+    free(t.last);
+}
+
+/* Without scopes: conv/matmul inputs through their normalization; Concat
+ * operands through the Concat's first reader. */
+static void hold_patterns(const vf__graph *g, const vf__shapes *s, vf__live *L)
+{
+    for (size_t p = 0; p < g->n_node; p++) {
+        const vf__gnode *n = &g->node[g->order[p]];
+        bool lin = is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul");
+        bool cat = is_op(n, "Concat");
+        if ((!lin && !cat) || !n->n_out || n->out[0] == VF_GRAPH_NONE)
+            continue;
+        uint32_t o = n->out[0], until = VF_GRAPH_NONE;
+        if (cat) {
+            until = L->first[o];
+        } else if (L->first[o] != VF_GRAPH_NONE && L->first[o] == L->last[o] &&
+                   is_norm(&g->node[g->order[L->first[o]]])) {
+            until = L->first[o];
+        }
+        if (until == VF_GRAPH_NONE)
+            continue;
+        for (uint32_t k = 0; k < (lin ? 1u : n->n_in); k++) {
+            uint32_t x = n->in[k];
+            if (x != VF_GRAPH_NONE && s->v[x].dyn && until > L->hold[x])
+                L->hold[x] = until;
+        }
+    }
+}
+
+/* The last position each value is needed at: its readers, its holds, its
+ * producer; graph inputs and outputs to the end. */
+static void value_ends(const vf__graph *g, const vf__shapes *s, vf__live *L)
+{
+    uint32_t end_all = g->n_node ? (uint32_t)g->n_node - 1 : 0;
+    for (size_t i = 0; i < g->n_v; i++) {
+        uint32_t e = L->last[i] != VF_GRAPH_NONE ? L->last[i] : 0;
+        if (g->v[i].producer != VF_GRAPH_NONE && L->pos[g->v[i].producer] > e)
+            e = L->pos[g->v[i].producer];
+        if (L->hold[i] > e)
+            e = L->hold[i];
+        if (s->v[i].dyn && (g->v[i].is_input || g->v[i].is_output))
+            e = end_all;
+        L->vend[i] = e;
+    }
+}
+
+/* Storage of each value: views share, in-place activations reuse an input
+ * that dies there, a Sigmoid feeding only the Mul of SiLU costs nothing.
+ * end[st] grows with every value that comes to share st. */
+static void storages(const vf__graph *g, const vf__shapes *s, vf__live *L)
+{
+    for (size_t i = 0; i < g->n_v; i++) {
+        L->stor[i] = (uint32_t)i;
+        L->sbytes[i] = s->v[i].dyn ? s->bytes[i] : 0;
+        L->end[i] = L->vend[i];
+    }
+    for (size_t p = 0; p < g->n_node; p++) {
+        const vf__gnode *n = &g->node[g->order[p]];
+        if (!n->n_out || n->out[0] == VF_GRAPH_NONE || !n->n_in || n->in[0] == VF_GRAPH_NONE)
+            continue;
+        uint32_t o = n->out[0], x = n->in[0];
+        if (!s->v[x].dyn || !s->v[o].dyn)
+            continue;
+        uint32_t sx = L->stor[x];
+        bool share = vf__graph_is_view(n);
+        if (!share && is_op(n, "Sigmoid") && L->first[o] == L->last[o] && L->first[o] != VF_GRAPH_NONE &&
+            is_op(&g->node[g->order[L->first[o]]], "Mul")) {
+            L->sbytes[o] = 0; /* silu_ computes it inside the kernel */
+            L->silu[o] = 1;
+            continue;
+        }
+        bool silu_mul = is_op(n, "Mul") && n->n_in == 2 && n->in[1] != VF_GRAPH_NONE && L->silu[n->in[1]];
+        if (!share && (inplace_op(n) || silu_mul) && L->end[sx] == p && !g->v[x].is_input &&
+            s->bytes[x] == s->bytes[o])
+            share = true;
+        if (share) {
+            L->stor[o] = sx;
+            L->sbytes[o] = 0;
+            if (L->end[o] > L->end[sx])
+                L->end[sx] = L->end[o];
+        }
+    }
+}
+
+vf_status vf__live_init(const vf__graph *g, const vf__shapes *s, vf__live *L)
+{
+    memset(L, 0, sizeof *L);
+    size_t nv = g->n_v ? g->n_v : 1, nn = g->n_node ? g->n_node : 1;
+    L->last = malloc(nv * sizeof *L->last);
+    L->first = malloc(nv * sizeof *L->first);
+    L->hold = calloc(nv, sizeof *L->hold);
+    L->stor = malloc(nv * sizeof *L->stor);
+    L->end = calloc(nv, sizeof *L->end);
+    L->vend = calloc(nv, sizeof *L->vend);
+    L->sbytes = malloc(nv * sizeof *L->sbytes);
+    L->silu = calloc(nv, 1);
+    L->pos = malloc(nn * sizeof *L->pos);
+    if (!L->last || !L->first || !L->hold || !L->stor || !L->end || !L->vend || !L->sbytes || !L->silu ||
+        !L->pos) {
+        vf__live_free(L);
+        return VF_ENOMEM;
+    }
+    memset(L->last, 0xff, nv * sizeof *L->last);
+    memset(L->first, 0xff, nv * sizeof *L->first);
+    for (size_t p = 0; p < g->n_node; p++)
+        L->pos[g->order[p]] = (uint32_t)p;
+    readers(g, s, L);
+    L->scoped = scoped(g);
+    if (L->scoped)
+        hold_scopes(g, s, L);
+    else
+        hold_patterns(g, s, L);
+    value_ends(g, s, L);
+    storages(g, s, L);
+    return VF_OK;
+}
+
+void vf__live_free(vf__live *L)
+{
+    free(L->last);
+    free(L->first);
+    free(L->hold);
+    free(L->stor);
+    free(L->end);
+    free(L->vend);
+    free(L->sbytes);
+    free(L->silu);
+    free(L->pos);
+    memset(L, 0, sizeof *L);
+}
+
+/* Walks the order: each storage allocated where its owner is made (graph
+ * inputs before the first node), freed after the last position it is needed
+ * at; the peak is taken with a node's outputs made and its inputs alive.
+ * keep[st] (may be NULL) marks storages kept past the forward (training:
+ * saved for backward): they are never freed here. */
+uint64_t vf__live_peak(const vf__graph *g, const vf__shapes *s, const vf__live *L, const uint8_t *keep,
+                       uint32_t *peak_node, uint64_t *input_bytes)
+{
+    uint64_t live = 0, peak, in_b = 0;
+    size_t nn = g->n_node;
+    uint64_t *freed = calloc(nn ? nn : 1, sizeof *freed);
+    for (size_t i = 0; i < g->n_inputs; i++)
+        in_b += L->sbytes[L->stor[g->inputs[i]]];
+    for (size_t i = 0; freed && i < g->n_v; i++)
+        if (L->stor[i] == i && L->sbytes[i] && !(keep && keep[i]) && L->end[i] < nn)
+            freed[L->end[i]] += L->sbytes[i];
+    live = peak = in_b;
+    *peak_node = VF_GRAPH_NONE;
+    for (size_t p = 0; p < nn; p++) {
+        const vf__gnode *n = &g->node[g->order[p]];
+        for (uint32_t k = 0; k < n->n_out; k++)
+            if (n->out[k] != VF_GRAPH_NONE && L->stor[n->out[k]] == n->out[k])
+                live += L->sbytes[n->out[k]];
+        if (live > peak) {
+            peak = live;
+            *peak_node = g->order[p];
+        }
+        live -= freed ? freed[p] : 0;
+    }
+    (void)s;
+    free(freed);
+    *input_bytes = in_b;
+    return peak;
+}

@@ -1,0 +1,49 @@
+/* graph_mem.h — the memory model of a network by its graph: the lifetimes
+ * of its activations (graph_live.c), what each operator keeps for backward
+ * and the backward pass (graph_train.c), and the estimate (graph_estimate.c). */
+#ifndef VF_GRAPH_MEM_H
+#define VF_GRAPH_MEM_H
+
+#include "model/graph.h"
+
+/* Lifetimes along the order (positions are indices into g->order). */
+typedef struct vf__live {
+    uint32_t *last, *first;  /* per value: last and first reader position, NONE when none */
+    uint32_t *hold;          /* per value: kept alive at least to this position (its caller holds it) */
+    uint32_t *vend;          /* per value: last position it is needed at */
+    uint32_t *stor;          /* per value: the value owning its storage */
+    uint32_t *end;           /* per storage (owner value): last position it is needed at */
+    uint64_t *sbytes;        /* per value: bytes of the storage it owns (0 for views and in-place results) */
+    uint8_t *silu;           /* per value: a Sigmoid fused into SiLU */
+    uint32_t *pos;           /* per node: its position */
+    bool scoped;             /* node names carry module scopes */
+} vf__live;
+
+VF_HIDDEN vf_status vf__live_init(const vf__graph *g, const vf__shapes *s, vf__live *L);
+VF_HIDDEN void vf__live_free(vf__live *L);
+VF_HIDDEN uint64_t vf__live_peak(const vf__graph *g, const vf__shapes *s, const vf__live *L, const uint8_t *keep,
+                                 uint32_t *peak_node, uint64_t *input_bytes);
+VF_HIDDEN bool vf__graph_is_view(const vf__gnode *n);
+
+/* Training: saved tensors and the step's moments. */
+typedef struct vf__gtrain {
+    uint64_t saved;          /* saved for backward, graph inputs included */
+    uint64_t saved_inputs;   /* of which graph inputs (the image kept by the first layer) */
+    uint64_t saved_extra;    /* of which tensors the graph does not show (BN statistics, pool indices, loss) */
+    uint64_t fwd_peak;       /* activations at the forward's peak (saved so far + transients) */
+    uint64_t bwd_peak;       /* activations + activation and parameter gradients at the backward's peak */
+    uint64_t bwd_grads;      /* parameter gradients alive at that moment */
+    size_t n_unruled;        /* nodes with no saved-tensor rule (inputs and outputs counted) */
+    char unruled[VF_NOTE_LEN];
+} vf__gtrain;
+
+/* act_num/act_den scale float activations (2/4 under autocast); grad_bytes
+ * per parameter element. */
+VF_HIDDEN vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live *L, uint32_t act_num,
+                                    uint32_t act_den, uint32_t grad_bytes, vf__gtrain *out);
+/* For the tests: the saved-tensor rules' table is sorted (bsearch needs it). */
+VF_HIDDEN bool vf__train_rules_sorted(void);
+VF_HIDDEN vf_status vf__graph_estimate(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out,
+                                       vf_error *err);
+
+#endif

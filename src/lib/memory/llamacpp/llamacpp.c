@@ -1,0 +1,385 @@
+/* llamacpp.c — llama.cpp's own buffers: model, context (KV), compute
+ * and output, per device and host (docs/memory-model.md, "llama.cpp").
+ * Facts from llama.cpp's source (src/llama-context.cpp, llama-kv-cache.cpp,
+ * llama-kv-cache-iswa.cpp, llama-model.cpp) and checked against
+ * tests/reference/llamacpp/results.json. */
+#include "memory/infer.h"
+
+#include <string.h>
+
+#define PAD(x, n) ((((x) + (n) - 1) / (n)) * (n))
+
+/* The device a layer's weights and KV live on: -1 host, else the GPU index.
+ * llama.cpp offloads the LAST n_gpu_layers blocks, and counts the output
+ * layer as one more (i_gpu_start = max(n_layer + 1 - ngl, 0), llama-model.cpp
+ * load_tensors); offloaded layers are split over devices by the cumulative
+ * tensor-split fractions. */
+static int layer_device(uint32_t il, uint32_t n_layer, uint32_t ngl, uint32_t n_dev, const double *cum)
+{
+    uint32_t start = ngl >= n_layer + 1 ? 0 : n_layer + 1 - ngl;
+    if (il < start || n_dev == 0)
+        return -1;
+    double pos = (double)(il - start) / (double)(n_layer + 1 - start);
+    for (uint32_t d = 0; d < n_dev; d++)
+        if (pos < cum[d])
+            return (int)d;
+    return (int)n_dev - 1;
+}
+
+/* One llama.cpp run as its context settles it, and where everything lands. */
+typedef struct lc_run {
+    /* cparams */
+    uint64_t n_seq, n_ctx, n_ctx_seq, n_stream, n_batch, n_ubatch;
+    bool unified, fa;
+    vf_dtype kt, vt;
+    /* devices: offloaded layers by cumulative --tensor-split fractions */
+    uint32_t n_dev, nl, ngl;
+    int out_dev;
+    double cum[VF_MAX_SPLIT];
+    /* placement */
+    uint64_t dev_model[VF_MAX_SPLIT], dev_kv[VF_MAX_SPLIT], host_model, host_kv;
+    uint64_t swa_cells, kv_total, kv_full_cells;
+    /* ggml-alloc's compute buffer moments and the output buffer */
+    uint64_t logits_phase, attn_phase, ffn_phase, compute, output;
+    uint64_t max_heads, kv_row; /* the widest layer's heads and K + V elements per cell */
+    /* ggml-cuda beside the buffers, per device */
+    vf__ggml_dev gd[VF_MAX_SPLIT];
+    vf__ggml_cost cost[VF_MAX_SPLIT];
+} lc_run;
+
+/* cparams (llama-context.cpp): n_ctx from -c (common default 4096), n_batch =
+ * min(n_ctx, -b), n_ubatch = min(n_batch, -ub); one KV stream per sequence
+ * unless unified (llama-completion default: not unified). n_ctx is padded to
+ * 256; without a unified cache each sequence's stream is padded to 256 too
+ * and n_ctx follows. Flash attention "auto" resolves to on where the backend
+ * supports it (CUDA, Metal, CPU). */
+static vf_status lc_cparams(const vf_infer_opts *io, lc_run *r, vf_error *err)
+{
+    r->n_seq = io->parallel ? io->parallel : 1;
+    r->n_ctx = PAD(io->context ? io->context : 4096, 256);
+    r->unified = io->kv_unified;
+    r->n_ctx_seq = r->unified ? r->n_ctx : PAD(r->n_ctx / r->n_seq, 256);
+    r->n_stream = r->unified ? 1 : r->n_seq;
+    if (!r->unified)
+        r->n_ctx = r->n_ctx_seq * r->n_seq;
+    r->n_batch = io->lc_batch ? io->lc_batch : 2048;
+    if (r->n_batch > r->n_ctx)
+        r->n_batch = r->n_ctx;
+    r->n_ubatch = io->ubatch ? io->ubatch : 512;
+    if (r->n_ubatch > r->n_batch)
+        r->n_ubatch = r->n_batch;
+    r->fa = io->flash_attn != 0;
+    if (!vf__kv_dtype_parse(io->kv_dtype, VF_DTYPE_F16, &r->kt, &r->vt))
+        return vf__err(err, VF_EINVAL, io->kv_dtype, "unknown KV cache type");
+    if (!r->fa && vf_dtype_get(r->vt)->block_elements > 1)
+        return vf__err(err, VF_EINVAL, io->kv_dtype, "llama.cpp needs flash attention for a quantized V cache (-fa on)");
+    return VF_OK;
+}
+
+/* The devices and the share of the offloaded layers each takes. */
+static vf_status lc_devices(const vf_estimate_opts *o, const vf_hparams *hp, lc_run *r, vf_error *err)
+{
+    const vf_infer_opts *io = &o->infer;
+    uint32_t n_dev = o->gpus ? o->gpus : (o->tp ? o->tp : 1);
+    if (io->n_split)
+        n_dev = io->n_split;
+    if (io->n_gpu_layers == 0)
+        n_dev = 0;
+    if (n_dev > VF_MAX_SPLIT)
+        return vf__err(err, VF_EINVAL, "--tensor-split", "at most %d devices", VF_MAX_SPLIT);
+    double sum = 0;
+    for (uint32_t d = 0; d < n_dev; d++)
+        sum += io->n_split ? io->tensor_split[d] : 1.0;
+    if (n_dev && sum <= 0)
+        return vf__err(err, VF_EINVAL, "--tensor-split", "fractions must add up to more than zero");
+    for (uint32_t d = 0; d < n_dev; d++)
+        r->cum[d] = (d ? r->cum[d - 1] : 0) + (io->n_split ? io->tensor_split[d] : 1.0) / sum;
+    r->n_dev = n_dev;
+    r->nl = hp->n_layers;
+    r->ngl = io->n_gpu_layers < 0 ? r->nl + 1 : (uint32_t)io->n_gpu_layers;
+    r->out_dev = layer_device(r->nl, r->nl, r->ngl, n_dev, r->cum);
+    return VF_OK;
+}
+
+/* What a weight matrix on device d asks ggml-cuda's pool for in a
+ * matmul: [.., N, K] in PyTorch order, K its input; stacked experts are one
+ * N x K matrix each, and a MoE matmul's input is n_used rows per token. A
+ * matrix stored below 16 bits per weight is quantized (MMQ). */
+static void lc_note_matrix(lc_run *r, const vf_hparams *hp, const vf_tensor *t, int d, uint64_t bytes)
+{
+    if (d < 0 || t->n_dims < 2)
+        return;
+    vf__ggml_dev *g = &r->gd[d];
+    if (t->layer >= 0)
+        g->layers = true;
+    uint64_t n = t->shape[t->n_dims - 2], k = t->shape[t->n_dims - 1];
+    bool quantized = bytes < vf__smul(t->n_params, 2);
+    if (!quantized) {
+        if (vf__sadd(n, k) > g->f_nk)
+            g->f_nk = vf__sadd(n, k);
+        return;
+    }
+    uint64_t in = t->n_experts > 1 || t->n_dims > 2 ? vf__smul(k, hp->n_experts_active ? hp->n_experts_active : 1) : k;
+    if (in > g->q_in)
+        g->q_in = in;
+    if (vf__smul(n, k) > g->q_elems)
+        g->q_elems = vf__smul(n, k), g->q_nk = vf__sadd(n, k);
+}
+
+static void lc_put(uint64_t *dev, uint64_t *host, int d, uint64_t b)
+{
+    if (d < 0)
+        *host = vf__sadd(*host, b);
+    else
+        dev[d] = vf__sadd(dev[d], b);
+}
+
+/* Weights: blocks by layer; token embeddings stay on the host (the input
+ * layer is always the CPU, llama-model.cpp dev_input); output on the output
+ * layer's device; a tied output is a duplicated copy there. */
+static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, lc_run *r, vf_error *err)
+{
+    vf__pricer pr;
+    vf_status st = vf__pricer_init(&pr, m, o->weights, VF_DTYPE_UNKNOWN, err);
+    if (st != VF_OK)
+        return st;
+    bool has_output = false;
+    uint64_t embd_bytes = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const vf_tensor *t = &m->tensors[i];
+        if (t->flags & VF_TENSOR_MTP)
+            continue; /* nextn layers: TENSOR_SKIP, never allocated */
+        bool qd;
+        uint64_t b = vf__pricer_tensor(&pr, i, &qd);
+        int dev;
+        if (t->role == VF_ROLE_EMBED || t->role == VF_ROLE_POS_EMBED) {
+            dev = -1;
+            if (t->role == VF_ROLE_EMBED)
+                embd_bytes = vf__sadd(embd_bytes, b);
+        } else if (t->layer >= 0 && (uint32_t)t->layer < r->nl) {
+            dev = layer_device((uint32_t)t->layer, r->nl, r->ngl, r->n_dev, r->cum);
+        } else {
+            dev = r->out_dev;
+            if (t->role == VF_ROLE_OUTPUT)
+                has_output = true;
+        }
+        lc_put(r->dev_model, &r->host_model, dev, b);
+        lc_note_matrix(r, &m->hp, t, dev, b);
+    }
+    vf__pricer_free(&pr);
+    if (!has_output && r->out_dev >= 0 && m->hp.tie_word_embeddings) {
+        lc_put(r->dev_model, &r->host_model, r->out_dev, embd_bytes); /* TENSOR_DUPLICATED output copy */
+        for (size_t i = 0; i < m->n_tensors; i++) /* ... and its matmul on that device */
+            if (m->tensors[i].role == VF_ROLE_EMBED)
+                lc_note_matrix(r, &m->hp, &m->tensors[i], r->out_dev, embd_bytes);
+    }
+    return VF_OK;
+}
+
+/* KV cache (llama-kv-cache.cpp): per layer, cells x ggml_row_size(type,
+ * n_embd_k_gqa) for K and the same for V. Sliding-window layers get their own
+ * cache (llama-kv-cache-iswa.cpp) of min(n_ctx_seq, PAD(n_swa + n_ubatch, 256))
+ * cells per stream unless --swa-full. Recurrent layers
+ * (llama-memory-recurrent.cpp): one f32 r and s state per sequence, on the
+ * layer's device. */
+static void lc_place_kv(const vf_hparams *hp, const vf_infer_opts *io, lc_run *r)
+{
+    r->swa_cells = r->n_ctx_seq;
+    if (hp->sliding_window && !io->swa_full) {
+        uint64_t s = PAD((uint64_t)hp->sliding_window * (r->unified ? r->n_seq : 1) + r->n_ubatch, 256);
+        if (s < r->swa_cells)
+            r->swa_cells = s;
+    }
+    r->kv_full_cells = r->n_ctx_seq * r->n_stream;
+    for (uint32_t il = 0; il < r->nl; il++) {
+        uint64_t k, v;
+        vf__kv_layer_elems(hp, il, true, &k, &v);
+        uint64_t cells = (vf__layer_is_swa(hp, il) ? r->swa_cells : r->n_ctx_seq) * r->n_stream;
+        uint64_t b = vf__sadd(vf__smul(cells, vf__dt_bytes(r->kt, k)), vf__smul(cells, vf__dt_bytes(r->vt, v)));
+        /* recurrent layers (llama-memory-recurrent.cpp): one r and s state per sequence */
+        if (vf__layer_recurrent(hp, il)) /* f32 r and s, whatever the model's dtype */
+            b = vf__sadd(b, vf__smul(hp->recurrent_state_elems ? 4 * hp->recurrent_state_elems
+                                                                : hp->recurrent_state_bytes, r->n_seq));
+        lc_put(r->dev_kv, &r->host_kv, layer_device(il, r->nl, r->ngl, r->n_dev, r->cum), b);
+        r->kv_total = vf__sadd(r->kv_total, b);
+    }
+}
+
+/* Compute buffer: ggml-alloc's peak over the worst-case graph (n_ubatch
+ * tokens, every position an output, the whole cache visible). The peak is the
+ * largest of three moments, each counted in f32:
+ *  logits: n_ubatch x (n_vocab + 2 n_embd) (logits, final norm, residual);
+ *  attention without flash attention: KQ n_head x n_kv x n_ubatch plus its
+ *    mask n_kv x n_ubatch, plus the Q/K/V/residual rows;
+ *  attention with flash attention: the f16 mask and the Q/K/V rows;
+ *  feed-forward: n_ubatch x (2 n_ff + 2 n_embd) (experts: x n_used).
+ * Output buffer (llama_context::output_reserve): n_vocab floats per sequence,
+ * in host memory. (Hyper-parameters and knobs are capped in infer.c; products
+ * saturate.) */
+static void lc_compute(const vf_hparams *hp, lc_run *r)
+{
+    uint64_t n_embd = hp->hidden_size, n_vocab = hp->vocab_size, ub = r->n_ubatch, n_kv = r->n_ctx_seq;
+    uint64_t kq = 0, kvrow = 0;
+    for (uint32_t il = 0; il < r->nl; il++) {
+        uint64_t k, v;
+        vf__kv_layer_elems(hp, il, true, &k, &v);
+        uint64_t lkv = vf__layer_is_swa(hp, il) ? r->swa_cells : n_kv;
+        uint64_t h = vf__layer_heads(hp, il);
+        if (vf__smul(h, lkv) > kq)
+            kq = vf__smul(h, lkv);
+        if (k + v > kvrow)
+            kvrow = k + v;
+        if (h > r->max_heads)
+            r->max_heads = h;
+    }
+    r->kv_row = kvrow;
+    uint64_t rows = vf__sadd(vf__smul(3, n_embd), kvrow);
+    r->logits_phase = vf__smul(vf__smul(ub, vf__sadd(n_vocab, 2 * n_embd)), 4);
+    uint64_t mask = vf__smul(vf__smul(n_kv, PAD(ub, 64)), r->fa ? 2 : 4);
+    uint64_t row_bytes = vf__smul(vf__smul(ub, rows), 4);
+    r->attn_phase = vf__sadd(vf__sadd(mask, row_bytes), r->fa ? 0 : vf__smul(vf__smul(kq, ub), 4));
+    uint64_t ff = hp->n_experts ? (hp->moe_intermediate_size ? hp->moe_intermediate_size : vf__hp_ff(hp)) *
+                                      (hp->n_experts_active ? hp->n_experts_active : 1)
+                                : vf__hp_ff(hp);
+    r->ffn_phase = vf__smul(vf__smul(ub, vf__sadd(vf__smul(2, ff), 2 * n_embd)), 4);
+    r->compute = r->logits_phase;
+    if (r->attn_phase > r->compute)
+        r->compute = r->attn_phase;
+    if (r->ffn_phase > r->compute)
+        r->compute = r->ffn_phase;
+    r->output = vf__smul(vf__smul(r->n_seq, n_vocab), 4);
+}
+
+/* The compute buffer device d holds: the whole graph's on the output layer's
+ * device, the layers' part elsewhere. */
+static uint64_t lc_dev_compute(const lc_run *r, uint32_t d)
+{
+    return (int)d == r->out_dev ? r->compute : (r->attn_phase > r->ffn_phase ? r->attn_phase : r->ffn_phase);
+}
+
+/* ggml-cuda's context, cuBLAS workspace and pool on each device. */
+static void lc_backend(const vf_estimate_opts *o, lc_run *r)
+{
+    vf__ggml_shape s = {.n_ubatch = r->n_ubatch, .n_kv = r->n_ctx_seq, .n_head = r->max_heads,
+                        .kv_row_elems = r->kv_row, .fa = r->fa,
+                        .kv_quantized = vf_dtype_get(r->kt)->block_elements > 1 ||
+                                        vf_dtype_get(r->vt)->block_elements > 1};
+    for (uint32_t d = 0; d < r->n_dev; d++)
+        vf__ggml_cuda_overhead(o, &r->gd[d], &s, &r->cost[d]);
+}
+
+/* What each GPU holds; the busiest is the estimate's per-GPU figure. */
+static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, double bits)
+{
+    uint64_t peak = 0, tot = 0, all_model = r->host_model;
+    uint32_t peak_dev = 0;
+    for (uint32_t d = 0; d < r->n_dev; d++) {
+        uint64_t ctxb = r->cost[d].total;
+        uint64_t here = vf__sadd(vf__sadd(r->dev_model[d], r->dev_kv[d]), vf__sadd(lc_dev_compute(r, d), ctxb));
+        if (here > peak)
+            peak = here, peak_dev = d;
+        tot = vf__sadd(tot, vf__sadd(vf__sadd(r->dev_model[d], r->dev_kv[d]),
+                                     vf__sadd((int)d == r->out_dev ? r->compute : 0, ctxb)));
+        all_model = vf__sadd(all_model, r->dev_model[d]);
+    }
+    e->gpus = r->n_dev ? r->n_dev : 1;
+    e->context = r->n_ctx;
+    e->batch = r->n_seq;
+    e->kv_bytes_per_token = vf__kv_bytes_per_token(hp, true, r->kt, r->vt);
+    e->weight_bits = bits;
+    e->rb_model = all_model;
+    e->rb_context = r->kv_total;
+    e->rb_compute = r->compute;
+    e->rb_output = r->output;
+    if (r->n_dev) {
+        e->weights = r->dev_model[peak_dev];
+        e->kv_cache = r->dev_kv[peak_dev];
+        e->activations = lc_dev_compute(r, peak_dev);
+        const vf__ggml_cost *c = &r->cost[peak_dev];
+        e->overhead = c->total;
+        e->per_gpu_bytes = peak;
+        /* ggml-alloc's buffers are cudaMalloc'd as sized: reserved = allocated */
+        uint64_t buffers = peak - c->total;
+        vf__device_set(e, buffers, buffers, c->context, vf__sadd(c->cublas, c->pool));
+        /* llama.cpp's own margin: -fit (on by default) moves what the user
+         * left unset (layers, context) until each device keeps --fit-target
+         * free, 1024 MiB by default (common/arg.cpp) */
+        e->margin_bytes = (uint64_t)1024 << 20;
+        e->total_bytes = tot;
+        e->host_bytes = vf__sadd(vf__sadd(r->host_model, r->host_kv), vf__sadd(r->output, r->out_dev < 0 ? r->compute : 0));
+    } else {
+        /* everything on the host (-ngl 0): the figures are host memory */
+        e->weights = all_model;
+        e->kv_cache = r->kv_total;
+        e->activations = vf__sadd(r->compute, r->output);
+        e->per_gpu_bytes = e->total_bytes = vf__sadd(vf__sadd(all_model, r->kv_total), e->activations);
+        e->host_bytes = e->total_bytes;
+    }
+}
+
+static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_infer_opts *io, const lc_run *r)
+{
+    vf__assume(e, "runtime = llama.cpp: n_ctx %llu (padded to 256), n_seq %llu (%s cache), n_batch %llu, "
+               "n_ubatch %llu, flash attention %s", (unsigned long long)r->n_ctx, (unsigned long long)r->n_seq,
+               r->unified ? "unified" : "one stream per sequence",
+               (unsigned long long)r->n_batch, (unsigned long long)r->n_ubatch, r->fa ? "on" : "off");
+    vf__assume(e, "kv cache = K %s, V %s", vf_dtype_get(r->kt)->name, vf_dtype_get(r->vt)->name);
+    if (hp->sliding_window)
+        vf__assume(e, "sliding-window layers: %llu cells per sequence (window %u%s)", (unsigned long long)r->swa_cells,
+                   hp->sliding_window, io->swa_full ? ", --swa-full" : " + ubatch, padded to 256");
+    if (r->ngl > r->nl)
+        vf__assume(e, "n_gpu_layers = all %u blocks and the output layer over %u device(s); token embeddings in "
+                   "host memory", r->nl, r->n_dev);
+    else
+        vf__assume(e, "n_gpu_layers = %u: the last %u blocks%s on %u device(s), the rest and the token embeddings "
+                   "in host memory", r->ngl, r->ngl ? r->ngl - 1 : 0, r->ngl ? " and the output layer" : "", r->n_dev);
+    if (r->n_dev) {
+        const vf__ggml_cost *c = &r->cost[0];
+        for (uint32_t d = 1; d < r->n_dev; d++)
+            if (r->cost[d].total > c->total)
+                c = &r->cost[d];
+        vf__assume(e, "overhead = ggml-cuda per GPU: %s + cuBLAS workspace %llu MiB + pool up to %llu MiB (VMM "
+                   "pool, 2 MiB granularity, kept at its largest op: %s)", c->context_why,
+                   (unsigned long long)(c->cublas >> 20), (unsigned long long)(c->pool >> 20), c->pool_why);
+        vf__assume(e, "margin = 1024 MiB free kept by fit on each GPU: llama.cpp's own -fit target (--fit-target "
+                      "default); with less free, -fit moves unset layers or context off the device");
+        if (c->old_gpu)
+            vf__assume(e, "matmuls = before Turing: a prompt's quantized matmuls dequantize the weight to f16 "
+                          "for cuBLAS (pool)");
+        else if (vf__gpu_generation(io->gpu_name) == VF_GEN_UNKNOWN)
+            vf__assume(e, "matmuls = device generation unknown: MMQ taken (Turing or newer); before Turing a "
+                          "prompt's quantized matmul holds its weight in f16 in the pool");
+    }
+    vf__explain(e, "context = sum over %u layers of cells x (row_size(%s, K) + row_size(%s, V)), %llu cells "
+                "for full layers = %llu B", r->nl, vf_dtype_get(r->kt)->name, vf_dtype_get(r->vt)->name,
+                (unsigned long long)r->kv_full_cells, (unsigned long long)r->kv_total);
+    vf__explain(e, "compute = max(logits %llu x (%llu + 2 x %llu) x 4, attention %llu, ffn %llu) = %llu B",
+                (unsigned long long)r->n_ubatch, (unsigned long long)hp->vocab_size, (unsigned long long)hp->hidden_size,
+                (unsigned long long)r->attn_phase, (unsigned long long)r->ffn_phase, (unsigned long long)r->compute);
+    vf__explain(e, "output = %llu sequences x %llu vocab x 4 = %llu B", (unsigned long long)r->n_seq,
+                (unsigned long long)hp->vocab_size, (unsigned long long)r->output);
+}
+
+vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
+{
+    const vf_hparams *hp = &m->hp;
+    vf__wprice w;
+    vf_status st = vf__llamacpp_arch_check(m, err);
+    if (st != VF_OK)
+        return st;
+    if ((st = vf__weights_price(m, o->weights, VF_DTYPE_UNKNOWN, &w, e, err)) != VF_OK)
+        return st;
+    if (!vf__hp_has_attention(hp))
+        return vf__err(err, VF_EUNSUPPORTED, m->source, "no layer or head counts: the KV cache cannot be sized");
+    lc_run r;
+    memset(&r, 0, sizeof r);
+    if ((st = lc_cparams(&o->infer, &r, err)) != VF_OK || (st = lc_devices(o, hp, &r, err)) != VF_OK ||
+        (st = lc_place_weights(m, o, &r, err)) != VF_OK)
+        return st;
+    lc_place_kv(hp, &o->infer, &r);
+    lc_compute(hp, &r);
+    lc_backend(o, &r);
+    lc_fill(e, hp, &r, w.bits);
+    lc_report(e, hp, &o->infer, &r);
+    return VF_OK;
+}

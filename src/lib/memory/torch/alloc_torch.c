@@ -1,0 +1,775 @@
+/* alloc_torch.c — PyTorch's CUDA caching allocator, replayed from its source
+ * (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator: malloc,
+ * get_free_block, should_split, alloc_block, free_block, try_merge_blocks,
+ * garbage_collect_cached_blocks, release_cached_blocks; expandable segments:
+ * find_expandable_block, map_block). One stream; no OOM retries but the ones a
+ * memory fraction forces. Sizes and ordering as the source has them; the
+ * addresses are stand-ins (segments laid out one after another), used only
+ * to break ties between free blocks of one size, as BlockComparatorSize does. */
+#include "memory/torch/alloc_torch.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MIN_BLOCK 512u                      /* kMinBlockSize */
+#define SMALL_SIZE ((uint64_t)1 << 20)      /* kSmallSize: largest "small" request */
+#define SMALL_BUFFER ((uint64_t)2 << 20)    /* kSmallBuffer: small segments */
+#define LARGE_BUFFER ((uint64_t)20 << 20)   /* kLargeBuffer: segments for 1-10 MiB requests */
+#define MIN_LARGE_ALLOC ((uint64_t)10 << 20) /* kMinLargeAlloc */
+#define ROUND_LARGE ((uint64_t)2 << 20)     /* kRoundLarge */
+#define NONE 0u                             /* no block (indices are 1-based) */
+#define MAX_BLOCKS (1u << 26)               /* a replay never needs more: bounded host memory */
+
+typedef struct blk {
+    uint64_t addr, size;
+    uint64_t gc_base; /* the pool's get_free_block count when it was cached */
+    uint32_t prev, next;
+    uint32_t lt, rt; /* children in its pool's cache tree (while cached) */
+    uint32_t prio;   /* its treap priority (prio(slot)) */
+    bool small, allocated, mapped, live;
+    bool pinned; /* in a segment with a block that is never freed (dropped by a freeze): never unsplit */
+} blk;
+
+/* The cached blocks of a pool ordered by (size, addr), as the source's
+ * std::set<Block*, BlockComparatorSize>: a treap over the block slots
+ * (priorities hashed from the slot), so a cache of ~100k blocks (a training
+ * step of DeepSeek-V3: a gradient per tensor) costs log n per operation,
+ * not a shift of the whole list. */
+typedef struct pool {
+    uint32_t root;
+    uint32_t n_free;
+    uint64_t gc_calls;
+    uint32_t tail;    /* expandable: the unmapped rest of the segment's address space */
+} pool;
+
+struct vf__talloc {
+    vf__tconf c;
+    uint64_t allowed;      /* fraction x device memory; 0 = no limit */
+    blk *b;
+    uint32_t n, cap;
+    uint32_t *spare;       /* released block slots */
+    uint32_t n_spare, cap_spare;
+    pool pools[2];         /* [0] small, [1] large */
+    uint64_t next_addr;
+    vf__tstats st;
+};
+
+static uint64_t ceil_to(uint64_t v, uint64_t q) { return v > UINT64_MAX - q ? UINT64_MAX / q * q : (v + q - 1) / q * q; }
+
+void vf__tconf_default(vf__tconf *c)
+{
+    memset(c, 0, sizeof *c);
+    c->max_split = UINT64_MAX;
+}
+
+/* ---- configuration (c10/core/AllocatorConfig.cpp, CUDAAllocatorConfig.cpp) ---- */
+
+static bool parse_bool(const char *v, size_t n, bool *out)
+{
+    if (n == 4 && strncasecmp(v, "true", 4) == 0)
+        return *out = true, true;
+    if (n == 5 && strncasecmp(v, "false", 5) == 0)
+        return *out = false, true;
+    return false;
+}
+
+static bool parse_uint(const char *v, size_t n, uint64_t max, uint64_t *out)
+{
+    uint64_t x = 0;
+    if (!n || n > 19)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return false;
+        x = x * 10 + (uint64_t)(v[i] - '0');
+    }
+    if (x > max)
+        return false;
+    *out = x;
+    return true;
+}
+
+static bool parse_fraction(const char *v, size_t n, double *out)
+{
+    char buf[32];
+    if (!n || n >= sizeof buf)
+        return false;
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    char *end;
+    double x = strtod(buf, &end);
+    if (*end || !(x > 0.0 && x < 1.0))
+        return false;
+    *out = x;
+    return true;
+}
+
+/* One key:value pair. Keys PyTorch accepts but that do not change device
+ * memory (pinned host memory, lock release) are accepted and ignored. */
+static vf_status conf_pair(vf__tconf *c, const char *k, size_t kn, const char *v, size_t vn, vf_error *err)
+{
+#define KEY(s) (kn == sizeof(s) - 1 && strncmp(k, s, kn) == 0)
+    uint64_t u;
+    if (KEY("max_split_size_mb")) {
+        /* AllocatorConfig::parseMaxSplitSize: at least kLargeBuffer / 1 MiB */
+        if (!parse_uint(v, vn, UINT64_MAX >> 20, &u) || u < LARGE_BUFFER >> 20)
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "max_split_size_mb must be a whole number >= 20");
+        c->max_split = u << 20;
+    } else if (KEY("garbage_collection_threshold")) {
+        if (!parse_fraction(v, vn, &c->gc_threshold))
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "garbage_collection_threshold must be in (0, 1)");
+    } else if (KEY("expandable_segments")) {
+        if (!parse_bool(v, vn, &c->expandable))
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "expandable_segments must be True or False");
+    } else if (KEY("roundup_power2_divisions")) {
+        /* one value for every size (the [size:divisions,...] list form is not read) */
+        if (!parse_uint(v, vn, 1u << 20, &u) || !u || (u & (u - 1)))
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "roundup_power2_divisions must be a power of 2");
+        c->roundup_div = (uint32_t)u;
+    } else if (KEY("backend")) {
+        if (vn == 6 && strncmp(v, "native", 6) == 0)
+            c->async_backend = false;
+        else if (vn == 15 && strncmp(v, "cudaMallocAsync", 15) == 0)
+            c->async_backend = true;
+        else
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "backend must be native or cudaMallocAsync");
+    } else if (KEY("release_lock_on_cudamalloc") || KEY("pinned_use_cuda_host_register") ||
+               KEY("pinned_num_register_threads") || KEY("pinned_reserve_segment_size_mb") ||
+               KEY("graph_capture_record_stream_reuse") || KEY("max_non_split_rounding_mb")) {
+        (void)v;
+    } else {
+        return vf__err(err, VF_EINVAL, "--alloc-conf", "unrecognized key '%.*s' in CUDA allocator config",
+                       (int)(kn < 64 ? kn : 64), k);
+    }
+#undef KEY
+    return VF_OK;
+}
+
+vf_status vf__tconf_parse(const char *s, vf__tconf *c, vf_error *err)
+{
+    vf__tconf_default(c);
+    if (!s)
+        return VF_OK;
+    if (strlen(s) > 1024)
+        return vf__err(err, VF_EINVAL, "--alloc-conf", "too long");
+    const char *p = s;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *k = p;
+        while (*p && *p != ':' && *p != ',')
+            p++;
+        if (*p != ':')
+            return vf__err(err, VF_EINVAL, "--alloc-conf", "expected key:value pairs separated by commas");
+        size_t kn = (size_t)(p - k);
+        const char *v = ++p;
+        while (*p && *p != ',')
+            p++;
+        size_t vn = (size_t)(p - v);
+        while (kn && k[kn - 1] == ' ')
+            kn--;
+        while (vn && v[vn - 1] == ' ')
+            vn--;
+        vf_status st = conf_pair(c, k, kn, v, vn, err);
+        if (st != VF_OK)
+            return st;
+        if (*p == ',')
+            p++;
+    }
+    return VF_OK;
+}
+
+/* ---- blocks and pools ---- */
+
+static blk *B(vf__talloc *a, uint32_t i) { return &a->b[i - 1]; }
+
+/* A slot's treap priority: a fixed mix of its number (splitmix32). */
+static uint32_t prio(uint32_t i)
+{
+    i += 0x9e3779b9u;
+    i = (i ^ (i >> 16)) * 0x85ebca6bu;
+    i = (i ^ (i >> 13)) * 0xc2b2ae35u;
+    return i ^ (i >> 16);
+}
+
+static uint32_t blk_new(vf__talloc *a, uint64_t addr, uint64_t size, bool small)
+{
+    uint32_t i;
+    if (a->n_spare) {
+        i = a->spare[--a->n_spare];
+    } else {
+        if (a->n == a->cap) {
+            uint32_t cap = a->cap ? a->cap * 2 : 256;
+            if (cap > MAX_BLOCKS)
+                return NONE;
+            blk *nb = realloc(a->b, (size_t)cap * sizeof *nb);
+            if (!nb)
+                return NONE;
+            a->b = nb;
+            a->cap = cap;
+        }
+        i = ++a->n;
+    }
+    blk *x = B(a, i);
+    memset(x, 0, sizeof *x);
+    x->addr = addr, x->size = size, x->small = small, x->mapped = true, x->live = true;
+    x->prio = prio(i);
+    return i;
+}
+
+static void blk_delete(vf__talloc *a, uint32_t i)
+{
+    B(a, i)->live = false;
+    if (a->n_spare == a->cap_spare) {
+        uint32_t cap = a->cap_spare ? a->cap_spare * 2 : 256;
+        uint32_t *ns = realloc(a->spare, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return; /* the slot is lost, nothing else */
+        a->spare = ns;
+        a->cap_spare = cap;
+    }
+    a->spare[a->n_spare++] = i;
+}
+
+static bool less(vf__talloc *a, uint32_t x, uint64_t size, uint64_t addr)
+{
+    const blk *bx = B(a, x);
+    return bx->size < size || (bx->size == size && bx->addr < addr);
+}
+
+/* Trees l and r, every key of l below every key of r, joined. */
+static uint32_t merge(vf__talloc *a, uint32_t l, uint32_t r)
+{
+    if (!l || !r)
+        return l ? l : r;
+    if (B(a, l)->prio > B(a, r)->prio) {
+        B(a, l)->rt = merge(a, B(a, l)->rt, r);
+        return l;
+    }
+    B(a, r)->lt = merge(a, l, B(a, r)->lt);
+    return r;
+}
+
+/* Tree t cut into the keys below (size, addr) and the rest. */
+static void split(vf__talloc *a, uint32_t t, uint64_t size, uint64_t addr, uint32_t *l, uint32_t *r)
+{
+    if (!t) {
+        *l = *r = NONE;
+    } else if (less(a, t, size, addr)) {
+        *l = t;
+        split(a, B(a, t)->rt, size, addr, &B(a, t)->rt, r);
+    } else {
+        *r = t;
+        split(a, B(a, t)->lt, size, addr, l, &B(a, t)->lt);
+    }
+}
+
+/* First cached block not less than (size, addr): std::set::lower_bound. */
+static uint32_t lower_bound(vf__talloc *a, const pool *p, uint64_t size, uint64_t addr)
+{
+    uint32_t t = p->root, best = NONE;
+    while (t) {
+        if (less(a, t, size, addr)) {
+            t = B(a, t)->rt;
+        } else {
+            best = t;
+            t = B(a, t)->lt;
+        }
+    }
+    return best;
+}
+
+/* The last cached block below (size, addr) (NONE when none is): with
+ * (UINT64_MAX, UINT64_MAX) the largest. Walks the cache downwards by key,
+ * so blocks released on the way do not disturb it. */
+static uint32_t cache_below(vf__talloc *a, const pool *p, uint64_t size, uint64_t addr)
+{
+    uint32_t t = p->root, best = NONE;
+    while (t) {
+        if (less(a, t, size, addr)) {
+            best = t;
+            t = B(a, t)->rt;
+        } else {
+            t = B(a, t)->lt;
+        }
+    }
+    return best;
+}
+
+/* The cached block after block i by key (NONE at the end). */
+static uint32_t cache_after(vf__talloc *a, const pool *p, uint32_t i)
+{
+    return lower_bound(a, p, B(a, i)->size, B(a, i)->addr + 1);
+}
+
+/* The link (root or child field) below which i's key belongs, going down
+ * while the nodes' priorities stay above stop's (pass 0 to reach the node
+ * with i's key or an empty link). */
+static uint32_t *cache_link(vf__talloc *a, pool *p, uint32_t i, uint32_t stop)
+{
+    uint32_t *link = &p->root;
+    const blk *x = B(a, i);
+    uint32_t floor = stop ? B(a, stop)->prio : 0;
+    while (*link && *link != i) {
+        blk *t = B(a, *link);
+        if (stop && t->prio <= floor)
+            break;
+        link = x->size < t->size || (x->size == t->size && x->addr < t->addr) ? &t->lt : &t->rt;
+    }
+    return link;
+}
+
+/* Treap insertion: down to where i's priority belongs, the subtree there
+ * split around i's key. */
+static void cache_insert(vf__talloc *a, pool *p, uint32_t i)
+{
+    uint32_t *link = cache_link(a, p, i, i);
+    split(a, *link, B(a, i)->size, B(a, i)->addr, &B(a, i)->lt, &B(a, i)->rt);
+    *link = i;
+    p->n_free++;
+    B(a, i)->gc_base = p->gc_calls;
+}
+
+static void cache_erase(vf__talloc *a, pool *p, uint32_t i)
+{
+    uint32_t *link = cache_link(a, p, i, NONE);
+    if (*link != i)
+        return; /* not cached */
+    *link = merge(a, B(a, i)->lt, B(a, i)->rt);
+    p->n_free--;
+}
+
+static pool *pool_of(vf__talloc *a, uint32_t i) { return &a->pools[B(a, i)->small ? 0 : 1]; }
+
+static void reserve(vf__talloc *a, uint64_t bytes)
+{
+    a->st.reserved += bytes;
+    if (a->st.reserved > a->st.peak_reserved)
+        a->st.peak_reserved = a->st.reserved;
+    a->st.device_allocs++;
+}
+
+/* ---- the allocator's steps ---- */
+
+/* round_size: 512-byte multiples, or the next power-of-two division. */
+uint64_t vf__talloc_round(const vf__talloc *a, uint64_t size)
+{
+    if (size < MIN_BLOCK)
+        return MIN_BLOCK;
+    uint64_t div = a->c.roundup_div;
+    if (div > 1 && size > MIN_BLOCK * div) {
+        uint64_t floor2 = (uint64_t)1 << (63 - __builtin_clzll(size));
+        if (floor2 == size)
+            return size;
+        uint64_t step = floor2 / div;
+        if (!step)
+            return floor2 << 1;
+        uint64_t f = size & ~(step - 1);
+        return f == size ? size : f + step;
+    }
+    return ceil_to(size, MIN_BLOCK);
+}
+
+static uint64_t allocation_size(uint64_t size)
+{
+    if (size <= SMALL_SIZE)
+        return SMALL_BUFFER;
+    if (size < MIN_LARGE_ALLOC)
+        return LARGE_BUFFER;
+    return ceil_to(size, ROUND_LARGE);
+}
+
+uint64_t vf__talloc_segment_bytes(uint64_t n) { return n ? allocation_size(ceil_to(n, MIN_BLOCK)) : 0; }
+
+/* get_free_block: the smallest cached block that fits, unless it is an
+ * oversize block (>= max_split_size) for a normal request, or too much
+ * larger (by kLargeBuffer or more) than an oversize request. */
+static uint32_t get_free_block(vf__talloc *a, pool *p, uint64_t size)
+{
+    if (a->allowed && a->c.gc_threshold > 0)
+        p->gc_calls++;
+    /* lower_bound, keeping the link that holds it */
+    uint32_t *link = &p->root, *at = NULL;
+    while (*link) {
+        blk *t = B(a, *link);
+        if (t->size < size) {
+            link = &t->rt;
+        } else {
+            at = link;
+            link = &t->lt;
+        }
+    }
+    if (!at)
+        return NONE;
+    uint32_t i = *at;
+    uint64_t bs = B(a, i)->size, ms = a->c.max_split;
+    if (size < ms && bs >= ms)
+        return NONE;
+    if (size >= ms && bs >= size + LARGE_BUFFER)
+        return NONE;
+    *at = merge(a, B(a, i)->lt, B(a, i)->rt);
+    p->n_free--;
+    return i;
+}
+
+/* release_block: an unsplit cached segment goes back to the driver. */
+static void release_block(vf__talloc *a, pool *p, uint32_t i)
+{
+    cache_erase(a, p, i);
+    a->st.reserved -= B(a, i)->size;
+    a->st.segments--;
+    blk_delete(a, i);
+}
+
+static bool unsplit(vf__talloc *a, uint32_t i) { return !B(a, i)->prev && !B(a, i)->next && !B(a, i)->pinned; }
+
+/* Every unsplit cached block of p that keep() does not keep, largest first. */
+static uint64_t release_unsplit(vf__talloc *a, pool *p, bool (*keep)(const vf__talloc *, const blk *, double),
+                                double avg)
+{
+    uint64_t size = UINT64_MAX, addr = UINT64_MAX, got = 0;
+    for (uint32_t i; (i = cache_below(a, p, size, addr)) != NONE;) {
+        size = B(a, i)->size, addr = B(a, i)->addr;
+        if (unsplit(a, i) && !(keep && keep(a, B(a, i), avg))) {
+            got += size;
+            release_block(a, p, i);
+        }
+    }
+    return got;
+}
+
+/* release_cached_blocks / release_blocks: every unsplit cached segment. */
+static void release_cached(vf__talloc *a)
+{
+    for (int k = 0; k < 2; k++)
+        release_unsplit(a, &a->pools[k], NULL, 0);
+}
+
+/* release_available_cached_blocks: with max_split_size set, oversize cached
+ * blocks, the smallest that covers the request or else the largest first. */
+static bool release_available(vf__talloc *a, pool *p, uint64_t size)
+{
+    if (a->c.max_split == UINT64_MAX)
+        return false;
+    uint64_t key = size < a->c.max_split ? a->c.max_split : size;
+    uint32_t at = lower_bound(a, p, key, 0);
+    if (at) {
+        release_block(a, p, at);
+        return true;
+    }
+    uint64_t freed = 0;
+    for (uint32_t i; freed < key && (i = cache_below(a, p, UINT64_MAX, UINT64_MAX)) != NONE &&
+                     B(a, i)->size >= a->c.max_split;) {
+        freed += B(a, i)->size;
+        release_block(a, p, i);
+    }
+    return freed >= key;
+}
+
+/* A block younger than the average age stays. */
+static bool young(const vf__talloc *a, const blk *x, double avg)
+{
+    return (double)(a->pools[1].gc_calls - x->gc_base) < avg;
+}
+
+/* garbage_collect_cached_blocks: above threshold x allowed, unsplit large
+ * cached blocks older than the average age are freed until enough is back. */
+static void garbage_collect(vf__talloc *a)
+{
+    uint64_t limit = (uint64_t)(a->c.gc_threshold * (double)a->allowed);
+    if (a->st.reserved <= limit)
+        return;
+    uint64_t target = a->st.reserved - limit, got = 0;
+    pool *p = &a->pools[1];
+    for (;;) {
+        double age = 0;
+        uint32_t count = 0;
+        for (uint32_t i = lower_bound(a, p, 0, 0); i; i = cache_after(a, p, i))
+            if (unsplit(a, i))
+                age += (double)(p->gc_calls - B(a, i)->gc_base), count++;
+        if (!count || got >= target)
+            return;
+        uint64_t freed = release_unsplit(a, p, young, age / count);
+        if (!freed)
+            return;
+        got += freed;
+    }
+}
+
+/* alloc_block (cudaMalloc of the allocation size), under the limit if any. */
+static uint32_t alloc_segment(vf__talloc *a, bool small, uint64_t bytes)
+{
+    if (a->allowed && a->st.reserved + bytes > a->allowed)
+        return NONE;
+    uint32_t i = blk_new(a, a->next_addr, bytes, small);
+    if (!i)
+        return NONE;
+    a->next_addr += bytes + ROUND_LARGE; /* segments apart: no merges across them */
+    a->st.segments++;
+    reserve(a, bytes);
+    return i;
+}
+
+/* Expandable segments: one address range per pool that grows by whole pages
+ * (2 MiB small, 20 MiB large) at its end. find_expandable_block takes the
+ * free block before the unmapped rest, map_block maps what is missing and
+ * merges it into that block. */
+static uint32_t alloc_expandable(vf__talloc *a, pool *p, bool small, uint64_t size)
+{
+    uint64_t page = small ? SMALL_BUFFER : LARGE_BUFFER;
+    if (!p->tail) {
+        p->tail = blk_new(a, a->next_addr, (uint64_t)1 << 50, small);
+        if (!p->tail)
+            return NONE;
+        B(a, p->tail)->mapped = false;
+        a->next_addr += (uint64_t)1 << 51;
+        a->st.segments++;
+    }
+    uint32_t t = p->tail, f = B(a, t)->prev;
+    bool use_free = f && !B(a, f)->allocated;
+    uint64_t have = use_free ? B(a, f)->size : 0;
+    uint64_t map = ceil_to(size - have, page);
+    if (a->allowed && a->st.reserved + map > a->allowed)
+        return NONE;
+    reserve(a, map);
+    if (use_free) {
+        cache_erase(a, p, f);
+        B(a, f)->size += map;
+    } else {
+        f = blk_new(a, B(a, t)->addr, map, small);
+        if (!f)
+            return NONE;
+        B(a, f)->pinned = B(a, t)->pinned;
+        B(a, f)->prev = B(a, t)->prev;
+        if (B(a, f)->prev)
+            B(a, B(a, f)->prev)->next = f;
+        B(a, f)->next = t;
+        B(a, t)->prev = f;
+    }
+    B(a, t)->addr += map;
+    B(a, t)->size -= map;
+    return f;
+}
+
+/* should_split: small pool (and expandable segments) when 512 B or more
+ * remain; large pool when the request is below max_split_size and more than
+ * 1 MiB would remain. */
+static bool should_split(const vf__talloc *a, const blk *x, uint64_t size)
+{
+    uint64_t rest = x->size - size;
+    if (x->small || a->c.expandable)
+        return rest >= MIN_BLOCK;
+    return size < a->c.max_split && rest > SMALL_SIZE;
+}
+
+/* alloc_found_block: the front of the block serves the request, the rest
+ * stays cached. */
+static uint32_t take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
+{
+    if (should_split(a, B(a, i), size)) {
+        uint32_t r = blk_new(a, B(a, i)->addr + size, B(a, i)->size - size, B(a, i)->small);
+        if (!r)
+            return NONE;
+        blk *x = B(a, i), *rx = B(a, r);
+        rx->pinned = x->pinned; /* a segment with a block that is never freed */
+        rx->next = x->next;
+        if (rx->next)
+            B(a, rx->next)->prev = r;
+        rx->prev = i;
+        x->next = r;
+        x->size = size;
+        cache_insert(a, p, r);
+    }
+    blk *x = B(a, i);
+    x->allocated = true;
+    a->st.allocated += x->size;
+    if (a->st.allocated > a->st.peak_allocated)
+        a->st.peak_allocated = a->st.allocated;
+    return i;
+}
+
+uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
+{
+    if (!a || orig > ((uint64_t)1 << 52))
+        return NONE;
+    uint64_t size = vf__talloc_round(a, orig);
+    bool small = size <= SMALL_SIZE;
+    pool *p = &a->pools[small ? 0 : 1];
+    uint32_t i = get_free_block(a, p, size);
+    if (!i && a->allowed && a->c.gc_threshold > 0)
+        garbage_collect(a);
+    if (!i && a->c.expandable) {
+        i = alloc_expandable(a, p, small, size);
+        if (!i && a->allowed) {
+            release_cached(a);
+            i = alloc_expandable(a, p, small, size);
+        }
+    } else if (!i) {
+        uint64_t bytes = allocation_size(size);
+        i = alloc_segment(a, small, bytes);
+        if (!i && a->allowed && release_available(a, p, size))
+            i = alloc_segment(a, small, bytes);
+        if (!i && a->allowed) {
+            release_cached(a);
+            i = alloc_segment(a, small, bytes);
+        }
+    }
+    if (!i) {
+        a->st.failed = true;
+        return NONE;
+    }
+    return take(a, p, i, size);
+}
+
+/* free_block: merge with free neighbours of the same segment, then cache. */
+void vf__talloc_release(vf__talloc *a, uint32_t h)
+{
+    if (!a || !h || h > a->n || !B(a, h)->live || !B(a, h)->allocated)
+        return;
+    pool *p = pool_of(a, h);
+    blk *x = B(a, h);
+    x->allocated = false;
+    a->st.allocated -= x->size;
+    uint32_t nb[2] = {x->prev, x->next};
+    for (int k = 0; k < 2; k++) {
+        uint32_t s = nb[k];
+        if (!s || B(a, s)->allocated || !B(a, s)->mapped)
+            continue;
+        cache_erase(a, p, s);
+        blk *sx = B(a, s);
+        x = B(a, h);
+        if (k == 0) { /* [src dst] */
+            x->addr = sx->addr;
+            x->prev = sx->prev;
+            if (x->prev)
+                B(a, x->prev)->next = h;
+        } else {
+            x->next = sx->next;
+            if (x->next)
+                B(a, x->next)->prev = h;
+        }
+        x->size += sx->size;
+        x->pinned |= sx->pinned;
+        blk_delete(a, s);
+    }
+    cache_insert(a, p, h);
+}
+
+void vf__talloc_empty_cache(vf__talloc *a)
+{
+    if (!a)
+        return;
+    release_cached(a);
+    /* expandable: the free whole pages before the unmapped rest are unmapped */
+    for (int k = 0; k < 2; k++) {
+        pool *p = &a->pools[k];
+        uint32_t t = p->tail, f = t ? B(a, t)->prev : NONE;
+        if (!f || B(a, f)->allocated)
+            continue;
+        uint64_t page = k == 0 ? SMALL_BUFFER : LARGE_BUFFER;
+        uint64_t end = B(a, f)->addr + B(a, f)->size, start = ceil_to(B(a, f)->addr, page);
+        uint64_t cut = end > start ? (end - start) / page * page : 0;
+        if (!cut)
+            continue;
+        cache_erase(a, p, f);
+        B(a, f)->size -= cut;
+        B(a, t)->addr -= cut;
+        B(a, t)->size += cut;
+        a->st.reserved -= cut;
+        if (B(a, f)->size) {
+            cache_insert(a, p, f);
+        } else {
+            B(a, t)->prev = B(a, f)->prev;
+            if (B(a, t)->prev)
+                B(a, B(a, t)->prev)->next = t;
+            blk_delete(a, f);
+        }
+    }
+}
+
+vf__talloc *vf__talloc_new(const vf__tconf *c, uint64_t device_bytes)
+{
+    vf__talloc *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    if (c)
+        a->c = *c;
+    else
+        vf__tconf_default(&a->c);
+    if (a->c.fraction > 0 && a->c.fraction <= 1 && device_bytes)
+        a->allowed = (uint64_t)(a->c.fraction * (double)device_bytes);
+    a->next_addr = (uint64_t)1 << 32;
+    return a;
+}
+
+void vf__talloc_free(vf__talloc *a)
+{
+    if (!a)
+        return;
+    free(a->b);
+    free(a->spare);
+    free(a);
+}
+
+/* Copies of an allocator. keep_allocated false (a freeze): the allocated
+ * blocks are dropped — they are never freed (the weights) — and the blocks
+ * beside them are pinned, so a freed neighbour never merges across them and
+ * they never count as whole segments; the statistics stay as they were. */
+static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
+{
+    vf__talloc *c = calloc(1, sizeof *c);
+    uint32_t *map = calloc((size_t)a->n + 1, sizeof *map);
+    if (!c || !map) {
+        free(c);
+        free(map);
+        return NULL;
+    }
+    c->c = a->c, c->allowed = a->allowed, c->next_addr = a->next_addr, c->st = a->st;
+    bool ok = true;
+    for (uint32_t i = 1; i <= a->n && ok; i++) {
+        const blk *x = &a->b[i - 1];
+        if (!x->live || (x->allocated && !keep_allocated))
+            continue;
+        uint32_t j = blk_new(c, x->addr, x->size, x->small);
+        ok = j != NONE;
+        if (ok) {
+            *B(c, j) = *x;
+            map[i] = j;
+        }
+    }
+    for (uint32_t j = 1; j <= c->n && ok; j++) {
+        blk *y = B(c, j);
+        uint32_t p = y->prev, n = y->next;
+        y->prev = p ? map[p] : NONE;
+        y->next = n ? map[n] : NONE;
+        y->pinned |= (p && !y->prev) || (n && !y->next);
+        /* the cache trees keep their shape (cached blocks are free: all copied),
+         * their priorities and ages: no insertion per block */
+        y->lt = y->lt ? map[y->lt] : NONE;
+        y->rt = y->rt ? map[y->rt] : NONE;
+    }
+    for (int k = 0; k < 2 && ok; k++) {
+        const pool *pa = &a->pools[k];
+        pool *pc = &c->pools[k];
+        pc->gc_calls = pa->gc_calls;
+        pc->tail = pa->tail ? map[pa->tail] : NONE;
+        pc->root = pa->root ? map[pa->root] : NONE;
+        pc->n_free = pa->n_free;
+    }
+    free(map);
+    if (!ok) {
+        vf__talloc_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+vf__talloc *vf__talloc_freeze(const vf__talloc *a) { return a ? copy(a, false) : NULL; }
+vf__talloc *vf__talloc_clone(const vf__talloc *a) { return a ? copy(a, true) : NULL; }
+
+vf__tstats vf__talloc_stats(const vf__talloc *a)
+{
+    vf__tstats s = {0};
+    return a ? a->st : s;
+}
