@@ -27,14 +27,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         vf_estimate_opts o;
         vf_estimate_opts_init(&o);
         o.infer.batch = 2;
-        vf_estimate *e = malloc(sizeof *e);
+        vf_estimate *e = vf_estimate_new();
         if (e) {
             vf_estimate_run(m, &o, e, &err);
             o.mode = VF_MODE_TRAINING;
             o.train.precision = VF_PREC_FP32;
             vf_estimate_run(m, &o, e, &err);
         }
-        free(e);
+        vf_estimate_free(e);
     }
     vf_model_free(m);
     close(fd);

@@ -3,12 +3,37 @@
  *
  * libvramfit answers "how much GPU memory does this model need, and how do I
  * make it fit?" exactly, from the model's own files (safetensors, GGUF,
- * Hugging Face config.json) or from an embedded catalog, and streams weights
- * into device memory with bounded host memory.
+ * Hugging Face config.json, ONNX) or from an embedded catalog, and streams
+ * weights into device memory with bounded host memory.
+ *
+ * A first use (error checks shortened; tests/abi/caller.c runs one like it):
+ *
+ *     vf_error err = {0};
+ *     vf_model *m = NULL;
+ *     if (vf_model_open("Qwen/Qwen3-8B", &m, &err) != VF_OK)   // a file, a catalog name, hf://ID
+ *         return fprintf(stderr, "%s\n", err.msg), 1;
+ *     vf_estimate_opts o;
+ *     vf_estimate_opts_init(&o);                               // every knob at its default
+ *     o.runtime = VF_RUNTIME_VLLM;
+ *     o.infer.context = 8192;
+ *     vf_estimate *e = vf_estimate_new();
+ *     if (vf_estimate_run(m, &o, e, &err) == VF_OK)
+ *         printf("%llu bytes per GPU\n", (unsigned long long)vf_estimate_per_gpu_bytes(e));
+ *     for (size_t i = 0; i < vf_estimate_assumption_count(e); i++)
+ *         puts(vf_estimate_assumption(e, i));
+ *     vf_estimate_free(e);
+ *     vf_model_free(m);
  *
  * Conventions (the contract every function below keeps):
- *   - One prefix: vf_. Opaque contexts come in _open/_free pairs; _free(NULL)
- *     is a no-op.
+ *   - One prefix: vf_. Objects the library owns are opaque: made by _open or
+ *     _new, read through accessors, released by _free; _free(NULL) is a no-op,
+ *     and an accessor given NULL answers 0, "" or NULL.
+ *   - Lists are read as _count(obj) and _item(obj, i); an index past the end
+ *     answers NULL (or 0). What an object hands out (strings, items, nested
+ *     results) lives as long as that object.
+ *   - Not found: a lookup that can fail returns vf_status (VF_ENOENT, or
+ *     VF_EINVAL with the nearest names in the error); one that cannot returns
+ *     NULL, or (size_t)-1 for an index.
  *   - Functions that can fail return vf_status. VF_OK is 0. When a vf_error
  *     pointer is passed (it may be NULL), it receives a one-line, lower-case
  *     message without a full stop, of the form "PATH: what is wrong".
@@ -44,9 +69,14 @@ extern "C" {
 #define VF_VERSION_STRING "0.1.0"
 
 /*
- * ABI: how the public structs grow.
- *   - Every struct a caller allocates (options, results, errors, and the
- *     structs embedded in them) has a fixed size, pinned below each one by
+ * ABI: how results and structs grow.
+ *   - Results (vf_estimate, vf_fit, vf_load_result) are opaque objects: their
+ *     fields are read by accessors (the VF_*_FIELDS lists), so a field is a
+ *     new accessor and the layout is the library's own.
+ *   - Enumerations have explicit values that never change; a new value is
+ *     added at the end (VF_DTYPE_UNKNOWN is 255 in every version).
+ *   - Every struct a caller allocates (options, errors, and the small
+ *     records embedded in them) is at most 4 KiB, with a fixed size pinned by
  *     VF_SIZE_PINNED: its fields, then reserved bytes up to that size
  *     (VF_GROWABLE_BEGIN/END wrap the fields in a union with the reserve).
  *   - A new field is added only at the end of a struct's fields, carved from
@@ -121,7 +151,9 @@ VF_SIZE_PINNED(vf_error, 1024);
 
 /*
  * Every storage type a tensor can have, from safetensors and from ggml/GGUF.
- * X(NAME, block_elements, block_bytes, gguf_id, safetensors_name, float_bits)
+ * X(NAME, value, block_elements, block_bytes, gguf_id, safetensors_name)
+ *   value: the enumerator's value, fixed for the ABI: a new type takes the
+ *     next free value at the end; VF_DTYPE_UNKNOWN is 255 in every version.
  *   block_elements/block_bytes: the smallest unit; bits per element =
  *     8 * block_bytes / block_elements (Q4_K: 256 elements in 144 bytes =
  *     4.5 bits). Sub-byte safetensors types (F4, F6_*) are expressed as the
@@ -132,62 +164,62 @@ VF_SIZE_PINNED(vf_error, 1024);
  * type_traits and src/ggml-common.h block structs (see docs/dtypes.md).
  */
 #define VF_DTYPE_MAP(X)                                                      \
-    X(F64, 1, 8, 28, "F64")                                                  \
-    X(F32, 1, 4, 0, "F32")                                                   \
-    X(F16, 1, 2, 1, "F16")                                                   \
-    X(BF16, 1, 2, 30, "BF16")                                                \
-    X(F8_E4M3, 1, 1, -1, "F8_E4M3")                                          \
-    X(F8_E5M2, 1, 1, -1, "F8_E5M2")                                          \
-    X(F8_E8M0, 1, 1, -1, "F8_E8M0")                                          \
-    X(F8_E4M3FNUZ, 1, 1, -1, "F8_E4M3FNUZ")                                  \
-    X(F8_E5M2FNUZ, 1, 1, -1, "F8_E5M2FNUZ")                                  \
-    X(F6_E2M3, 4, 3, -1, "F6_E2M3")                                          \
-    X(F6_E3M2, 4, 3, -1, "F6_E3M2")                                          \
-    X(F4, 2, 1, -1, "F4")                                                    \
-    X(C64, 1, 8, -1, "C64")                                                  \
-    X(I64, 1, 8, 27, "I64")                                                  \
-    X(I32, 1, 4, 26, "I32")                                                  \
-    X(I16, 1, 2, 25, "I16")                                                  \
-    X(I8, 1, 1, 24, "I8")                                                    \
-    X(U64, 1, 8, -1, "U64")                                                  \
-    X(U32, 1, 4, -1, "U32")                                                  \
-    X(U16, 1, 2, -1, "U16")                                                  \
-    X(U8, 1, 1, -1, "U8")                                                    \
-    X(BOOL, 1, 1, -1, "BOOL")                                                \
-    X(Q4_0, 32, 18, 2, NULL)                                                 \
-    X(Q4_1, 32, 20, 3, NULL)                                                 \
-    X(Q5_0, 32, 22, 6, NULL)                                                 \
-    X(Q5_1, 32, 24, 7, NULL)                                                 \
-    X(Q8_0, 32, 34, 8, NULL)                                                 \
-    X(Q8_1, 32, 36, 9, NULL)                                                 \
-    X(Q2_K, 256, 84, 10, NULL)                                               \
-    X(Q3_K, 256, 110, 11, NULL)                                              \
-    X(Q4_K, 256, 144, 12, NULL)                                              \
-    X(Q5_K, 256, 176, 13, NULL)                                              \
-    X(Q6_K, 256, 210, 14, NULL)                                              \
-    X(Q8_K, 256, 292, 15, NULL)                                              \
-    X(IQ2_XXS, 256, 66, 16, NULL)                                            \
-    X(IQ2_XS, 256, 74, 17, NULL)                                             \
-    X(IQ3_XXS, 256, 98, 18, NULL)                                            \
-    X(IQ1_S, 256, 50, 19, NULL)                                              \
-    X(IQ4_NL, 32, 18, 20, NULL)                                              \
-    X(IQ3_S, 256, 110, 21, NULL)                                             \
-    X(IQ2_S, 256, 82, 22, NULL)                                              \
-    X(IQ4_XS, 256, 136, 23, NULL)                                            \
-    X(IQ1_M, 256, 56, 29, NULL)                                              \
-    X(TQ1_0, 256, 54, 34, NULL)                                              \
-    X(TQ2_0, 256, 66, 35, NULL)                                              \
-    X(MXFP4, 32, 17, 39, NULL)                                               \
-    X(NVFP4, 64, 36, 40, NULL)                                               \
-    X(Q1_0, 128, 18, 41, NULL)                                               \
-    X(Q2_0, 64, 18, 42, NULL)
+    X(F64, 0, 1, 8, 28, "F64")                                                  \
+    X(F32, 1, 1, 4, 0, "F32")                                                   \
+    X(F16, 2, 1, 2, 1, "F16")                                                   \
+    X(BF16, 3, 1, 2, 30, "BF16")                                                \
+    X(F8_E4M3, 4, 1, 1, -1, "F8_E4M3")                                          \
+    X(F8_E5M2, 5, 1, 1, -1, "F8_E5M2")                                          \
+    X(F8_E8M0, 6, 1, 1, -1, "F8_E8M0")                                          \
+    X(F8_E4M3FNUZ, 7, 1, 1, -1, "F8_E4M3FNUZ")                                  \
+    X(F8_E5M2FNUZ, 8, 1, 1, -1, "F8_E5M2FNUZ")                                  \
+    X(F6_E2M3, 9, 4, 3, -1, "F6_E2M3")                                          \
+    X(F6_E3M2, 10, 4, 3, -1, "F6_E3M2")                                          \
+    X(F4, 11, 2, 1, -1, "F4")                                                    \
+    X(C64, 12, 1, 8, -1, "C64")                                                  \
+    X(I64, 13, 1, 8, 27, "I64")                                                  \
+    X(I32, 14, 1, 4, 26, "I32")                                                  \
+    X(I16, 15, 1, 2, 25, "I16")                                                  \
+    X(I8, 16, 1, 1, 24, "I8")                                                    \
+    X(U64, 17, 1, 8, -1, "U64")                                                  \
+    X(U32, 18, 1, 4, -1, "U32")                                                  \
+    X(U16, 19, 1, 2, -1, "U16")                                                  \
+    X(U8, 20, 1, 1, -1, "U8")                                                    \
+    X(BOOL, 21, 1, 1, -1, "BOOL")                                                \
+    X(Q4_0, 22, 32, 18, 2, NULL)                                                 \
+    X(Q4_1, 23, 32, 20, 3, NULL)                                                 \
+    X(Q5_0, 24, 32, 22, 6, NULL)                                                 \
+    X(Q5_1, 25, 32, 24, 7, NULL)                                                 \
+    X(Q8_0, 26, 32, 34, 8, NULL)                                                 \
+    X(Q8_1, 27, 32, 36, 9, NULL)                                                 \
+    X(Q2_K, 28, 256, 84, 10, NULL)                                               \
+    X(Q3_K, 29, 256, 110, 11, NULL)                                              \
+    X(Q4_K, 30, 256, 144, 12, NULL)                                              \
+    X(Q5_K, 31, 256, 176, 13, NULL)                                              \
+    X(Q6_K, 32, 256, 210, 14, NULL)                                              \
+    X(Q8_K, 33, 256, 292, 15, NULL)                                              \
+    X(IQ2_XXS, 34, 256, 66, 16, NULL)                                            \
+    X(IQ2_XS, 35, 256, 74, 17, NULL)                                             \
+    X(IQ3_XXS, 36, 256, 98, 18, NULL)                                            \
+    X(IQ1_S, 37, 256, 50, 19, NULL)                                              \
+    X(IQ4_NL, 38, 32, 18, 20, NULL)                                              \
+    X(IQ3_S, 39, 256, 110, 21, NULL)                                             \
+    X(IQ2_S, 40, 256, 82, 22, NULL)                                              \
+    X(IQ4_XS, 41, 256, 136, 23, NULL)                                            \
+    X(IQ1_M, 42, 256, 56, 29, NULL)                                              \
+    X(TQ1_0, 43, 256, 54, 34, NULL)                                              \
+    X(TQ2_0, 44, 256, 66, 35, NULL)                                              \
+    X(MXFP4, 45, 32, 17, 39, NULL)                                               \
+    X(NVFP4, 46, 64, 36, 40, NULL)                                               \
+    X(Q1_0, 47, 128, 18, 41, NULL)                                               \
+    X(Q2_0, 48, 64, 18, 42, NULL)
 
 typedef enum vf_dtype {
-#define VF_X_(name, be, bb, gid, st) VF_DTYPE_##name,
+#define VF_X_(name, value, be, bb, gid, st) VF_DTYPE_##name = value,
     VF_DTYPE_MAP(VF_X_)
 #undef VF_X_
-    VF_DTYPE_COUNT,
-    VF_DTYPE_UNKNOWN = VF_DTYPE_COUNT /* a GGUF type id this build does not know */
+    VF_DTYPE_COUNT = 49,    /* types this build knows: values 0 .. COUNT-1 (it grows) */
+    VF_DTYPE_UNKNOWN = 255 /* a type this build does not know (a GGUF type id, say): fixed */
 } vf_dtype;
 
 typedef struct vf_dtype_info {
@@ -248,10 +280,10 @@ VF_API const char *vf_quant_scheme_name(size_t i);
 #define VF_NO_FILE UINT32_MAX
 
 typedef enum vf_format {
-    VF_FORMAT_SAFETENSORS,
-    VF_FORMAT_GGUF,
-    VF_FORMAT_CONFIG, /* tensors built from config.json (file or catalog) */
-    VF_FORMAT_ONNX    /* a network's graph (.onnx): initializers are the tensors */
+    VF_FORMAT_SAFETENSORS = 0,
+    VF_FORMAT_GGUF = 1,
+    VF_FORMAT_CONFIG = 2, /* tensors built from config.json (file or catalog) */
+    VF_FORMAT_ONNX = 3    /* a network's graph (.onnx): initializers are the tensors */
 } vf_format;
 
 /* What a tensor is for; decides how quantizers and the memory model treat it. */
@@ -453,13 +485,14 @@ typedef struct vf_model_totals { VF_GROWABLE_BEGIN
     uint64_t active_params;   /* per token: routed experts scaled by active/total */
     uint64_t mtp_params;      /* in multi-token-prediction layers (included in params) */
     uint64_t buffer_elements; /* in non-parameter buffers */
-    uint64_t dtype_params[VF_DTYPE_COUNT + 1];
-    uint64_t dtype_bytes[VF_DTYPE_COUNT + 1];
 VF_GROWABLE_END(2048) } vf_model_totals;
 VF_SIZE_PINNED(vf_model_totals, 2048);
 
 /** Sums over the model's tensors into t (a pass over the tensor table each call). */
 VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
+/** Parameters and bytes stored as dt (VF_DTYPE_UNKNOWN: of types this build
+ * does not know); a pass over the tensor table each call. Either out may be NULL. */
+VF_API void vf_model_dtype_totals(const vf_model *m, vf_dtype dt, uint64_t *params, uint64_t *bytes);
 
 /**
  * Every stored tensor element, counted as the Hugging Face Hub counts a
@@ -554,18 +587,18 @@ VF_API size_t vf_catalog_suggest(const char *name, const char **out, size_t n);
 /* The memory model: estimate (inference and training)                       */
 /* ------------------------------------------------------------------------ */
 
-typedef enum vf_mode { VF_MODE_INFERENCE, VF_MODE_TRAINING } vf_mode;
+typedef enum vf_mode { VF_MODE_INFERENCE = 0, VF_MODE_TRAINING = 1 } vf_mode;
 
 /* The engine whose allocations the estimate reproduces. */
 typedef enum vf_runtime {
-    VF_RUNTIME_GENERIC,      /* the plain sum, stated assumptions */
-    VF_RUNTIME_TRANSFORMERS, /* PyTorch eager/SDPA + Hugging Face generate / Trainer */
-    VF_RUNTIME_VLLM,         /* vLLM V1 engine */
-    VF_RUNTIME_LLAMACPP,     /* llama.cpp / ggml */
-    VF_RUNTIME_LITGPT        /* LitGPT generate on Lightning Fabric (+ bitsandbytes) */
+    VF_RUNTIME_GENERIC = 0,      /* the plain sum, stated assumptions */
+    VF_RUNTIME_TRANSFORMERS = 1, /* PyTorch eager/SDPA + Hugging Face generate / Trainer */
+    VF_RUNTIME_VLLM = 2,         /* vLLM V1 engine */
+    VF_RUNTIME_LLAMACPP = 3,     /* llama.cpp / ggml */
+    VF_RUNTIME_LITGPT = 4        /* LitGPT generate on Lightning Fabric (+ bitsandbytes) */
 } vf_runtime;
 
-typedef enum vf_attn { VF_ATTN_DEFAULT, VF_ATTN_EAGER, VF_ATTN_SDPA, VF_ATTN_FLASH } vf_attn;
+typedef enum vf_attn { VF_ATTN_DEFAULT = 0, VF_ATTN_EAGER = 1, VF_ATTN_SDPA = 2, VF_ATTN_FLASH = 3 } vf_attn;
 
 #define VF_MAX_SPLIT 16
 
@@ -603,16 +636,16 @@ VF_SIZE_PINNED(vf_infer_opts, 1024);
 
 /* Training knobs (estimate --train). */
 typedef enum vf_optimizer {
-    VF_OPT_ADAMW, VF_OPT_ADAM, VF_OPT_ADAMW_8BIT, VF_OPT_PAGED_ADAMW_8BIT, VF_OPT_SGD,
-    VF_OPT_SGD_MOMENTUM, VF_OPT_ADAFACTOR, VF_OPT_LION, VF_OPT_ADAGRAD
+    VF_OPT_ADAMW = 0, VF_OPT_ADAM = 1, VF_OPT_ADAMW_8BIT = 2, VF_OPT_PAGED_ADAMW_8BIT = 3, VF_OPT_SGD = 4,
+    VF_OPT_SGD_MOMENTUM = 5, VF_OPT_ADAFACTOR = 6, VF_OPT_LION = 7, VF_OPT_ADAGRAD = 8
 } vf_optimizer;
-typedef enum vf_precision { VF_PREC_FP32, VF_PREC_FP16_MIXED, VF_PREC_BF16_MIXED, VF_PREC_BF16 } vf_precision;
-typedef enum vf_recompute { VF_RECOMPUTE_NONE, VF_RECOMPUTE_SELECTIVE, VF_RECOMPUTE_FULL } vf_recompute;
-typedef enum vf_offload { VF_OFFLOAD_NONE, VF_OFFLOAD_OPTIMIZER, VF_OFFLOAD_PARAMS, VF_OFFLOAD_BOTH } vf_offload;
+typedef enum vf_precision { VF_PREC_FP32 = 0, VF_PREC_FP16_MIXED = 1, VF_PREC_BF16_MIXED = 2, VF_PREC_BF16 = 3 } vf_precision;
+typedef enum vf_recompute { VF_RECOMPUTE_NONE = 0, VF_RECOMPUTE_SELECTIVE = 1, VF_RECOMPUTE_FULL = 2 } vf_recompute;
+typedef enum vf_offload { VF_OFFLOAD_NONE = 0, VF_OFFLOAD_OPTIMIZER = 1, VF_OFFLOAD_PARAMS = 2, VF_OFFLOAD_BOTH = 3 } vf_offload;
 /* How the optimizer step runs, which decides its temporaries: PyTorch's default on CUDA
  * (foreach: whole-model temporaries), the per-tensor loop (foreach=False), fused kernels, or
  * PyTorch < 2.0's foreach (its eps add was not in place: twice the temporaries). */
-typedef enum vf_optim_impl { VF_OPTIM_FOREACH, VF_OPTIM_FOR_LOOP, VF_OPTIM_FUSED, VF_OPTIM_FOREACH_LEGACY } vf_optim_impl;
+typedef enum vf_optim_impl { VF_OPTIM_FOREACH = 0, VF_OPTIM_FOR_LOOP = 1, VF_OPTIM_FUSED = 2, VF_OPTIM_FOREACH_LEGACY = 3 } vf_optim_impl;
 
 typedef struct vf_train_opts { VF_GROWABLE_BEGIN
     vf_optimizer optimizer;
@@ -683,67 +716,72 @@ VF_API const char *vf_runtime_name(vf_runtime r);
 /** Fills o with every default (inference, generic runtime). */
 VF_API void vf_estimate_opts_init(vf_estimate_opts *o);
 
-#define VF_MAX_NOTES 48
-#define VF_NOTE_LEN 256
+#define VF_NOTE_LEN 256 /* a note's bytes, its NUL included */
 
-typedef struct vf_estimate { VF_GROWABLE_BEGIN
-    vf_mode mode;
-    vf_runtime runtime;
-    uint32_t gpus;
-    uint64_t per_gpu_bytes;   /* what must fit on each device (the peak) */
-    uint64_t total_bytes;     /* summed over all devices */
-    /* components, per GPU (DESIGN.md §3) */
-    uint64_t weights;
-    uint64_t kv_cache;
-    uint64_t activations;
-    uint64_t gradients;
-    uint64_t optimizer;
-    uint64_t overhead;
-    uint64_t host_bytes;      /* host memory (offload, llama.cpp layers on CPU) per node */
-    /* resolved knobs, for the assumptions table */
-    uint64_t context, batch;
-    uint64_t kv_bytes_per_token;  /* whole model, one sequence */
-    double weight_bits;           /* bits per weight achieved after re-pricing */
-    uint64_t trainable_params;
-    /* vLLM: the KV cache pool it gets */
-    bool starts;                  /* false: the engine would refuse to start (see reason) */
-    char reason[VF_NOTE_LEN];
-    uint64_t kv_cache_tokens;
-    double max_concurrency;
-    /* llama.cpp: its own buffers (sums over devices) */
-    uint64_t rb_model, rb_context, rb_compute, rb_output;
-    /* training: which moment is the peak */
-    char peak_phase[64];
-    /* assumptions ("key = value") and formulas with numbers filled in */
-    size_t n_assumptions;
-    char assumptions[VF_MAX_NOTES][VF_NOTE_LEN];
-    size_t n_explain;
-    char explain[VF_MAX_NOTES][VF_NOTE_LEN];
-    /* What the device holds at the peak, per GPU, as nvidia-smi shows the
-     * process (DESIGN.md §2): the allocator's reserved peak + the CUDA context
-     * + memory outside the allocator. fit decides on device_bytes. */
-    uint64_t device_bytes;
-    uint64_t allocated_bytes;  /* the allocator's allocated peak (torch.cuda.max_memory_allocated) */
-    uint64_t reserved_bytes;   /* its reserved peak (max_memory_reserved): allocated + cached blocks */
-    uint64_t context_bytes;    /* the CUDA context with the kernels and libraries it loads */
-    uint64_t outside_bytes;    /* other memory outside the allocator (non-torch, CUDA graphs) */
-    /* pipeline parallel (vLLM): the figures above are the busiest rank's */
-    uint32_t pp_stages;           /* stages; 0 or 1 = none */
-    uint32_t busiest_stage;       /* 0-based: 0 holds the embeddings, pp_stages - 1 the norm and head */
-    uint32_t stage_first_layer, stage_end_layer; /* its blocks [first, end) */
-    /* graphs: nodes whose output shapes could not be inferred (the estimate is
-     * partial: their tensors are not counted; the assumptions name them) */
-    uint32_t partial_nodes;
-    /* vLLM: the CUDA graphs' memory (part of outside_bytes), the busiest rank's */
-    uint64_t cuda_graph_bytes;
-    /* What a fit verdict keeps free on each GPU beyond device_bytes, by the
-     * runtime's own mechanism (docs/memory-model.md, "The margin a verdict
-     * keeps"): fit needs device_bytes + margin_bytes. */
-    uint64_t margin_bytes;
-VF_GROWABLE_END(32768) } vf_estimate;
-VF_SIZE_PINNED(vf_estimate, 32768);
+/*
+ * An estimate: made with vf_estimate_new, filled by vf_estimate_run (again and
+ * again if wanted), read with the accessors below, freed with
+ * vf_estimate_free. Sizes are bytes per GPU unless a name says otherwise
+ * (docs/memory-model.md gives each component's formula).
+ * X(type, name, what it is): vf_estimate_<name>(e) returns it.
+ */
+#define VF_ESTIMATE_FIELDS(X)                                                                          \
+    X(vf_mode, mode, "inference or training")                                                         \
+    X(vf_runtime, runtime, "the engine modelled")                                                     \
+    X(uint32_t, gpus, "devices the estimate spans")                                                   \
+    X(uint64_t, per_gpu_bytes, "what must fit on each device: the peak")                              \
+    X(uint64_t, total_bytes, "summed over all devices")                                               \
+    X(uint64_t, weights, "component: weights")                                                        \
+    X(uint64_t, kv_cache, "component: KV cache and recurrent state")                                  \
+    X(uint64_t, activations, "component: activations and workspaces")                                 \
+    X(uint64_t, gradients, "component: gradients")                                                    \
+    X(uint64_t, optimizer, "component: optimizer states")                                             \
+    X(uint64_t, overhead, "component: the runtime's fixed costs")                                     \
+    X(uint64_t, host_bytes, "host memory per node (offload, llama.cpp layers on the CPU)")            \
+    X(uint64_t, context, "the context (tokens) resolved")                                             \
+    X(uint64_t, batch, "the batch (sequences) resolved")                                              \
+    X(uint64_t, kv_bytes_per_token, "KV bytes per token, whole model, one sequence")                  \
+    X(double, weight_bits, "bits per weight after re-pricing")                                        \
+    X(uint64_t, trainable_params, "parameters that train")                                            \
+    X(bool, starts, "false: the engine would refuse to start (vf_estimate_reason)")                   \
+    X(const char *, reason, "why it would not start, or \"\"")                                         \
+    X(uint64_t, kv_cache_tokens, "vLLM: tokens its KV pool holds")                                    \
+    X(double, max_concurrency, "vLLM: requests of the full context at once")                          \
+    X(uint64_t, rb_model, "llama.cpp: model buffers (summed over devices)")                           \
+    X(uint64_t, rb_context, "llama.cpp: context (KV) buffers")                                        \
+    X(uint64_t, rb_compute, "llama.cpp: compute buffers")                                             \
+    X(uint64_t, rb_output, "llama.cpp: output buffer")                                                \
+    X(const char *, peak_phase, "training: the moment of the peak")                                   \
+    X(uint64_t, device_bytes, "what the device holds at the peak, as nvidia-smi shows the process")   \
+    X(uint64_t, allocated_bytes, "the allocator's allocated peak (max_memory_allocated)")             \
+    X(uint64_t, reserved_bytes, "its reserved peak (max_memory_reserved)")                            \
+    X(uint64_t, context_bytes, "the CUDA context with the kernels and libraries it loads")            \
+    X(uint64_t, outside_bytes, "other memory outside the allocator (non-torch, CUDA graphs)")         \
+    X(uint32_t, pp_stages, "vLLM pipeline stages (0 or 1: none); figures are the busiest rank's")     \
+    X(uint32_t, busiest_stage, "0-based: 0 holds the embeddings, the last the norm and head")         \
+    X(uint32_t, stage_first_layer, "the busiest stage's first block")                                 \
+    X(uint32_t, stage_end_layer, "one past its last block")                                           \
+    X(uint32_t, partial_nodes, "graphs: nodes whose output shapes could not be inferred")             \
+    X(uint64_t, cuda_graph_bytes, "vLLM: the CUDA graphs' memory (part of outside_bytes)")            \
+    X(uint64_t, margin_bytes, "what a fit verdict keeps free beyond device_bytes")
 
-/** Runs the memory model. Fails with VF_EINVAL on inconsistent knobs. */
+typedef struct vf_estimate vf_estimate;
+
+/** A new, empty estimate; NULL when out of memory. */
+VF_API vf_estimate *vf_estimate_new(void);
+/** Frees it; NULL is a no-op. */
+VF_API void vf_estimate_free(vf_estimate *e);
+#define VF_X_(type, name, what) VF_API type vf_estimate_##name(const vf_estimate *e);
+VF_ESTIMATE_FIELDS(VF_X_)
+#undef VF_X_
+/** Assumptions ("key = value") and formulas with their numbers, in order;
+ * item i in [0, count), NULL past the end. */
+VF_API size_t vf_estimate_assumption_count(const vf_estimate *e);
+VF_API const char *vf_estimate_assumption(const vf_estimate *e, size_t i);
+VF_API size_t vf_estimate_explain_count(const vf_estimate *e);
+VF_API const char *vf_estimate_explain(const vf_estimate *e, size_t i);
+
+/** Runs the memory model into out (from vf_estimate_new). Fails with VF_EINVAL on inconsistent knobs. */
 VF_API vf_status vf_estimate_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err);
 
 /**
@@ -800,11 +838,6 @@ VF_SIZE_PINNED(vf_gpu_choice, 2048);
 /** Resolves a GPU name; VF_EINVAL with the nearest names in err for no match. */
 VF_API vf_status vf_gpu_lookup(const char *spec, vf_gpu_choice *out, vf_error *err);
 
-/* The estimate function the solver calls; tests inject a stub. */
-typedef vf_status (*vf_estimate_fn)(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out,
-                                    vf_error *err);
-
-#define VF_MAX_SUGGESTIONS 24
 
 /* What a suggested change needs beyond the engine's launch line. */
 #define VF_NEEDS_CHECKPOINT 0x1u /* another checkpoint: AWQ/GPTQ files, another GGUF type (llama-quantize) */
@@ -819,7 +852,7 @@ typedef struct vf_suggestion { VF_GROWABLE_BEGIN
     char change[224];          /* "--weights q4_k", "--kv fp8", "2 GPUs (tensor parallel 2)" */
     char detail[VF_NOTE_LEN];  /* what it costs: quality caveat, speed, money */
     int cost;                  /* rank: lower is cheaper (see docs/memory-model.md, Fit) */
-    uint64_t needed_bytes;     /* per GPU with the change applied (vf_fit_needed_bytes) */
+    uint64_t needed_bytes;     /* per GPU with the change applied (vf_estimate_needed_bytes) */
     uint64_t gpu_bytes;        /* per GPU memory it is compared with */
     bool fits;
     vf_estimate_opts opts;     /* the knobs with the change applied */
@@ -856,38 +889,58 @@ typedef struct vf_fit_opts { VF_GROWABLE_BEGIN
     uint32_t gpus;             /* devices; 0 = 1 */
     const vf_gpu *gpu;         /* for speed bounds, the bigger-GPU advice and per-node limits; may be NULL */
     bool no_search;            /* skip max context / batch / GPUs and advice */
-    vf_estimate_fn estimate;   /* NULL = vf_estimate_run */
     uint32_t nodes;            /* machines; 0 = as many as gpus need. With gpus 0: nodes x gpus_per_node devices */
     uint32_t gpus_per_node;    /* devices one machine holds; 0 = the catalog GPU's node (max_per_node), else 8 */
 VF_GROWABLE_END(4096) } vf_fit_opts;
 VF_SIZE_PINNED(vf_fit_opts, 4096);
 
-typedef struct vf_fit { VF_GROWABLE_BEGIN
-    bool fits;
-    vf_estimate est;           /* the estimate at the given knobs */
-    uint64_t gpu_bytes;
-    uint64_t needed_bytes;     /* per device: see vf_fit_needed_bytes */
-    int64_t headroom_bytes;    /* gpu_bytes - needed_bytes (negative: short by) */
-    uint64_t max_context;      /* longest context that fits, 0 if none */
-    bool max_context_capped;   /* the model's own context limit was reached */
-    uint64_t max_batch;        /* largest batch that fits, 0 if none */
-    bool max_batch_capped;
-    uint32_t min_gpus;         /* fewest GPUs of this kind that fit, 0 if none up to the cap */
-    uint32_t min_tp, min_pp, min_dp; /* the parallelism that makes min_gpus fit */
-    int min_zero;              /* training: the ZeRO stage min_gpus needs */
-    char parallelism[96];      /* in words: "tensor parallel 2", "ZeRO-3 over 4 GPUs" */
-    size_t n_suggestions;
-    vf_suggestion suggestions[VF_MAX_SUGGESTIONS];
-    vf_speed speed;
-    uint32_t min_nodes;        /* machines min_gpus spans (gpus_per_node each) */
-    uint32_t gpus_per_node;    /* the node size the search used */
-    uint32_t nodes;            /* machines the devices asked for span */
-VF_GROWABLE_END(131072) } vf_fit;
-VF_SIZE_PINNED(vf_fit, 131072);
+/*
+ * A fit: made with vf_fit_new, filled by vf_fit_run, read with the accessors,
+ * freed with vf_fit_free. Everything it hands out (its estimate, speed,
+ * suggestions and their knobs' strings) lives as long as the fit; the
+ * suggestions' draft_model / mmproj_model are the caller's, as given.
+ * X(type, name, what it is): vf_fit_<name>(f) returns it.
+ */
+#define VF_FIT_FIELDS(X)                                                                               \
+    X(bool, fits, "the estimate fits gpu_bytes with its margin")                                      \
+    X(uint64_t, gpu_bytes, "memory per device")                                                       \
+    X(uint64_t, needed_bytes, "per device: see vf_estimate_needed_bytes")                                  \
+    X(int64_t, headroom_bytes, "gpu_bytes - needed_bytes (negative: short by)")                       \
+    X(uint64_t, max_context, "longest context that fits, 0 if none")                                  \
+    X(bool, max_context_capped, "the model's own context limit was reached")                          \
+    X(uint64_t, max_batch, "largest batch that fits, 0 if none")                                      \
+    X(bool, max_batch_capped, "the search's batch limit was reached")                                 \
+    X(uint32_t, min_gpus, "fewest GPUs of this kind that fit, 0 if none up to the cap")               \
+    X(uint32_t, min_tp, "the tensor parallel size that makes min_gpus fit")                           \
+    X(uint32_t, min_pp, "its pipeline stages")                                                        \
+    X(uint32_t, min_dp, "its data-parallel ranks")                                                    \
+    X(int, min_zero, "training: the ZeRO stage min_gpus needs")                                       \
+    X(const char *, parallelism, "that layout in words: \"tensor parallel 2\", \"ZeRO-3 over 4 GPUs\"")    \
+    X(uint32_t, min_nodes, "machines min_gpus spans (gpus_per_node each)")                            \
+    X(uint32_t, gpus_per_node, "the node size the search used")                                       \
+    X(uint32_t, nodes, "machines the devices asked for span")
+
+typedef struct vf_fit vf_fit;
+
+/** A new, empty fit; NULL when out of memory. */
+VF_API vf_fit *vf_fit_new(void);
+/** Frees it; NULL is a no-op. */
+VF_API void vf_fit_free(vf_fit *f);
+#define VF_X_(type, name, what) VF_API type vf_fit_##name(const vf_fit *f);
+VF_FIT_FIELDS(VF_X_)
+#undef VF_X_
+/** The estimate at the given knobs. */
+VF_API const vf_estimate *vf_fit_estimate(const vf_fit *f);
+/** Upper bounds on speed on the GPU asked for. */
+VF_API const vf_speed *vf_fit_speed(const vf_fit *f);
+/** Changes that would make it fit, cheapest first; i in [0, count), NULL past the end. */
+VF_API size_t vf_fit_suggestion_count(const vf_fit *f);
+VF_API const vf_suggestion *vf_fit_suggestion(const vf_fit *f, size_t i);
 
 /**
  * Does the model fit on opts->gpus devices of opts->gpu_bytes each, and if
- * not, what would make it fit. Every figure is an estimate run.
+ * not, what would make it fit, into out (from vf_fit_new). Every figure is an
+ * estimate run.
  */
 VF_API vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf_error *err);
 
@@ -896,8 +949,7 @@ VF_API vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *
  * or, where that depends on the device (vLLM takes a share of whatever it
  * has), the smallest device memory on which it fits; 0 when none up to 16 TiB.
  */
-VF_API vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn,
-                                     uint64_t *needed, vf_error *err);
+VF_API vf_status vf_estimate_needed_bytes(const vf_model *m, const vf_estimate_opts *o, uint64_t *needed, vf_error *err);
 
 /**
  * The knobs for n devices of a kind when only their count is given ("--gpu H100x2"),
@@ -910,7 +962,7 @@ VF_API void vf_estimate_opts_spread(const vf_model *m, vf_estimate_opts *o, uint
 
 /* A sweep: the memory model at many values of one knob, for a chart of memory
  * against context length or batch (vramfit sweep, the page's /api/sweep). */
-typedef enum vf_sweep_axis { VF_SWEEP_CONTEXT, VF_SWEEP_BATCH } vf_sweep_axis;
+typedef enum vf_sweep_axis { VF_SWEEP_CONTEXT = 0, VF_SWEEP_BATCH = 1 } vf_sweep_axis;
 
 #define VF_SWEEP_MAX 64
 
@@ -919,7 +971,7 @@ typedef struct vf_sweep_point { VF_GROWABLE_BEGIN
     vf_status status;          /* VF_OK, or why the estimate fails at this value (the rest is then 0) */
     bool starts;               /* the engine would start (vLLM sizes its pool from the device) */
     bool fits;                 /* needed_bytes <= the gpu_bytes given (false without one) */
-    uint64_t needed_bytes;     /* per GPU, as vf_fit_needed_bytes: what a device must have; 0 = none fits */
+    uint64_t needed_bytes;     /* per GPU, as vf_estimate_needed_bytes: what a device must have; 0 = none fits */
     uint64_t per_gpu_bytes;    /* the estimate on the given device (without one: on needed_bytes) */
     uint64_t weights, kv_cache, activations, gradients, optimizer, overhead; /* its components */
 VF_GROWABLE_END(128) } vf_sweep_point;
@@ -964,8 +1016,7 @@ VF_API bool vf_runtime_runs_on(vf_runtime r, const vf_gpu *g);
  * For every catalog GPU the runtime runs on, the fewest devices (and nodes)
  * that hold the model as opts->est asks, the layout, and the headroom per
  * device: the answer to "what do I need?" that `fit` without --gpu and the
- * web page show. opts->gpus_per_node (0 = each GPU's catalog node) and
- * opts->estimate apply; opts->gpu_bytes and opts->gpu are ignored. Rows that
+ * web page show. opts->gpus_per_node (0 = each GPU's catalog node) applies; opts->gpu_bytes and opts->gpu are ignored. Rows that
  * fit come first, by total device memory (smallest first), then the GPUs
  * that hold it at no count up to the search limit. *n_rows = rows written
  * (at most cap; vf_gpu_count() always suffices).
@@ -978,7 +1029,7 @@ VF_API void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const 
                             const vf_gpu *gpu, uint32_t n, vf_speed *out);
 
 /* Launch configurations for existing engines. */
-typedef enum vf_engine { VF_ENGINE_VLLM, VF_ENGINE_LLAMACPP, VF_ENGINE_DEEPSPEED, VF_ENGINE_ACCELERATE } vf_engine;
+typedef enum vf_engine { VF_ENGINE_VLLM = 0, VF_ENGINE_LLAMACPP = 1, VF_ENGINE_DEEPSPEED = 2, VF_ENGINE_ACCELERATE = 3 } vf_engine;
 
 /** "vllm", "llamacpp" (also "llama.cpp"), "deepspeed", "accelerate". */
 VF_API vf_status vf_engine_parse(const char *s, vf_engine *out);
@@ -1135,8 +1186,6 @@ VF_API const char *vf_oom_figure_name(vf_oom_figure f);
  * stays at the ring's size whatever the model's size. The loaded copy lives
  * until vf_loader_free.
  */
-#define VF_LOAD_MAX_DEVICES 16
-
 typedef struct vf_loader vf_loader;
 
 typedef struct vf_load_progress {
@@ -1179,24 +1228,39 @@ typedef struct vf_load_device { VF_GROWABLE_BEGIN
 VF_GROWABLE_END(512) } vf_load_device;
 VF_SIZE_PINNED(vf_load_device, 512);
 
-typedef struct vf_load_result { VF_GROWABLE_BEGIN
-    uint64_t tensors;
-    uint64_t bytes;               /* bytes streamed (the files' data sections, or the mapped tensors) */
-    uint64_t tensor_bytes;        /* the model's tensor bytes: the estimate's weights figure */
-    double seconds;
-    double gib_per_s;
-    uint64_t peak_host_rss_bytes; /* getrusage peak of this process */
-    uint64_t staging_bytes;       /* the ring actually allocated (0 when reads land in place) */
-    uint32_t buffers, threads;
-    bool direct;                  /* O_DIRECT was in effect */
-    char device[32];              /* opts.device, or "map" with a device map */
-    uint64_t device_bytes_used;   /* Σ (used after − used ready): what the load took */
-    uint64_t device_context_bytes; /* Σ (used ready − used before): the context's own cost */
-    bool verified;
-    size_t n_devices;
-    vf_load_device devices[VF_LOAD_MAX_DEVICES];
-VF_GROWABLE_END(16384) } vf_load_result;
-VF_SIZE_PINNED(vf_load_result, 16384);
+/*
+ * A load's report: made with vf_load_result_new, filled by vf_loader_run,
+ * read with the accessors, freed with vf_load_result_free.
+ * X(type, name, what it is): vf_load_result_<name>(r) returns it.
+ */
+#define VF_LOAD_RESULT_FIELDS(X)                                                                       \
+    X(uint64_t, tensors, "tensors placed")                                                            \
+    X(uint64_t, bytes, "bytes streamed (the files' data sections, or the mapped tensors)")            \
+    X(uint64_t, tensor_bytes, "the model's tensor bytes: the estimate's weights figure")              \
+    X(double, seconds, "wall time of the run")                                                        \
+    X(double, gib_per_s, "bytes / seconds in GiB/s")                                                  \
+    X(uint64_t, peak_host_rss_bytes, "getrusage peak of this process")                                \
+    X(uint64_t, staging_bytes, "the ring actually allocated (0 when reads land in place)")            \
+    X(uint32_t, buffers, "ring slots")                                                                \
+    X(uint32_t, threads, "reader threads")                                                            \
+    X(bool, direct, "O_DIRECT was in effect")                                                         \
+    X(const char *, device, "opts.device, or \"map\" with a device map")                               \
+    X(uint64_t, device_bytes_used, "sum of (used after - used ready): what the load took")            \
+    X(uint64_t, device_context_bytes, "sum of (used ready - used before): the context's own cost")    \
+    X(bool, verified, "the device copy was read back and matched")
+
+typedef struct vf_load_result vf_load_result;
+
+/** A new, empty report; NULL when out of memory. */
+VF_API vf_load_result *vf_load_result_new(void);
+/** Frees it; NULL is a no-op. */
+VF_API void vf_load_result_free(vf_load_result *r);
+#define VF_X_(type, name, what) VF_API type vf_load_result_##name(const vf_load_result *r);
+VF_LOAD_RESULT_FIELDS(VF_X_)
+#undef VF_X_
+/** Each device's share; i in [0, count), NULL past the end. */
+VF_API size_t vf_load_result_per_device_count(const vf_load_result *r);
+VF_API const vf_load_device *vf_load_result_per_device(const vf_load_result *r, size_t i);
 
 /**
  * Plans a load of m (which must outlive the loader): opens the devices,
@@ -1208,7 +1272,7 @@ VF_API vf_status vf_loader_open(const vf_model *m, const vf_load_opts *o, vf_loa
  * released (host and device) and the status says why: VF_EIO / VF_EFORMAT for
  * reads, VF_EDEVMEM / VF_EDEVICE for the device, VF_EINTR when cancelled.
  */
-VF_API vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err);
+VF_API vf_status vf_loader_run(vf_loader *l, vf_load_result *res, vf_error *err); /* res from vf_load_result_new */
 /**
  * Where tensor i landed after a successful run: its device ("cuda:0") and
  * address (a CUdeviceptr for "cuda:N", a host pointer for "host", a

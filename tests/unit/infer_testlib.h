@@ -4,6 +4,7 @@
 #ifndef VF_INFER_TESTLIB_H
 #define VF_INFER_TESTLIB_H
 
+#include "results.h"
 #include "model/model.h"
 #include "testutil.h"
 

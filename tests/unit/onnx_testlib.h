@@ -4,6 +4,7 @@
 #ifndef VF_ONNX_TESTLIB_H
 #define VF_ONNX_TESTLIB_H
 
+#include "results.h"
 #include "testutil.h"
 #include "onnx_writer.h"
 

@@ -80,7 +80,7 @@ static vf_model *stub_model(uint32_t heads, uint64_t ctx)
 /* A fit on one device of gpu_bytes against the stub estimator, default options. */
 static vf_fit_opts stub_fit_opts(uint64_t gpu_bytes)
 {
-    vf_fit_opts fo = {.gpu_bytes = gpu_bytes, .gpus = 1, .estimate = stub_estimate};
+    vf_fit_opts fo = {.gpu_bytes = gpu_bytes, .gpus = 1};
     vf_estimate_opts_init(&fo.est);
     return fo;
 }
@@ -207,7 +207,7 @@ static void test_fit_edges(void **state)
             vf_fit_opts fo = stub_fit_opts(sizes[s]);
             fo.est.infer.context = ctxs[k];
             fo.est.infer.batch = 4;
-            assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+            assert_int_equal(vf__fit_run_with(m, &fo, stub_estimate, f, NULL), VF_OK);
             assert_int_equal(f->fits, stub_fits(m, &fo.est, sizes[s]));
             assert_int_equal(f->headroom_bytes, (int64_t)sizes[s] - (int64_t)f->needed_bytes);
             check_edges(m, &fo.est, sizes[s], f);
@@ -236,7 +236,7 @@ static void test_fit_nothing_fits(void **state)
     vf_model *m = stub_model(64, 4096);
     vf_fit *f = malloc(sizeof *f);
     vf_fit_opts fo = stub_fit_opts(GIB / 4);
-    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_int_equal(vf__fit_run_with(m, &fo, stub_estimate, f, NULL), VF_OK);
     assert_false(f->fits);
     assert_int_equal(f->max_context, 0);
     assert_int_equal(f->max_batch, 0);
@@ -253,7 +253,7 @@ static void test_fit_capped_context(void **state)
     vf_fit *f = malloc(sizeof *f);
     vf_fit_opts fo = stub_fit_opts(141 * GIB);
     fo.est.infer.context = 2048;
-    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_int_equal(vf__fit_run_with(m, &fo, stub_estimate, f, NULL), VF_OK);
     assert_true(f->fits);
     assert_int_equal(f->max_context, 4096);
     assert_true(f->max_context_capped);
@@ -271,7 +271,7 @@ static void test_fit_min_gpus_tp_valid(void **state)
     vf_fit *f = malloc(sizeof *f);
     vf_fit_opts fo = stub_fit_opts(8 * GIB);
     fo.est.infer.context = 8192;
-    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_int_equal(vf__fit_run_with(m, &fo, stub_estimate, f, NULL), VF_OK);
     assert_false(f->fits);
     assert_true(f->min_gpus > 1);
     assert_int_equal(40 % f->min_tp, 0);
@@ -288,7 +288,7 @@ static void test_fit_training_zero3(void **state)
     vf_fit_opts fo = stub_fit_opts(80 * GIB);
     fo.est.mode = VF_MODE_TRAINING;
     fo.est.train.seq_len = 2048;
-    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_int_equal(vf__fit_run_with(m, &fo, stub_estimate, f, NULL), VF_OK);
     assert_false(f->fits); /* 160 GB of states */
     assert_true(f->min_gpus > 1);
     assert_true(strstr(f->parallelism, "ZeRO-3") != NULL);
@@ -340,7 +340,7 @@ static void test_advice_inference(void **state)
     assert_int_equal(vf_gpu_lookup("RTX 4090", &c, NULL), VF_OK);
     fo.gpu = &c.gpu;
     fo.gpu_bytes = c.gpu.memory_bytes;
-    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_int_equal(vf__fit_run_with(m, &fo, stub_estimate, f, NULL), VF_OK);
     assert_false(f->fits);
     assert_true(f->n_suggestions >= 5);
     check_suggestions(m, f);
@@ -377,7 +377,7 @@ static void fit_advice_training(const vf_model *m, uint64_t gpu_bytes, vf_fit *f
     fo.est.mode = VF_MODE_TRAINING;
     fo.est.train.seq_len = 4096;
     fo.est.train.micro_batch = 8;
-    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    assert_int_equal(vf__fit_run_with(m, &fo, stub_estimate, f, NULL), VF_OK);
     assert_false(f->fits);
     check_suggestions(m, f);
 }
@@ -445,15 +445,15 @@ static void test_fit_needed_device_dependent(void **state)
     vf_estimate e;
     assert_int_equal(stub_estimate(m, &o, &e, NULL), VF_OK);
     uint64_t base = e.per_gpu_bytes, needed = 0;
-    assert_int_equal(vf_fit_needed_bytes(m, &o, grab_estimate, &needed, NULL), VF_OK);
+    assert_int_equal(vf__fit_needed_bytes(m, &o, grab_estimate, &needed, NULL), VF_OK);
     /* the smallest device whose 90% holds it */
     assert_true(needed / 10 * 9 >= base);
     assert_true((needed - 1) / 10 * 9 < base);
-    assert_int_equal(vf_fit_needed_bytes(m, &o, stub_estimate, &needed, NULL), VF_OK);
+    assert_int_equal(vf__fit_needed_bytes(m, &o, stub_estimate, &needed, NULL), VF_OK);
     assert_int_equal(needed, base);
     vf_fit *f = malloc(sizeof *f);
-    vf_fit_opts fo = {.est = o, .gpu_bytes = 80 * GIB, .gpus = 1, .estimate = grab_estimate};
-    assert_int_equal(vf_fit_run(m, &fo, f, NULL), VF_OK);
+    vf_fit_opts fo = {.est = o, .gpu_bytes = 80 * GIB, .gpus = 1};
+    assert_int_equal(vf__fit_run_with(m, &fo, grab_estimate, f, NULL), VF_OK);
     assert_true(f->fits);
     assert_int_equal(f->headroom_bytes, (int64_t)(80 * GIB) - (int64_t)f->needed_bytes);
     assert_true(f->needed_bytes < 80 * GIB / 10 * 9); /* not the 90% it grabs */
@@ -472,12 +472,12 @@ static void test_fit_error_propagates(void **state)
     (void)state;
     vf_model *m = stub_model(64, 8192);
     vf_fit *f = malloc(sizeof *f);
-    vf_fit_opts fo = {.gpu_bytes = 80 * GIB, .estimate = failing_estimate};
+    vf_fit_opts fo = {.gpu_bytes = 80 * GIB};
     vf_estimate_opts_init(&fo.est);
     vf_error err;
-    assert_int_equal(vf_fit_run(m, &fo, f, &err), VF_EUNSUPPORTED);
+    assert_int_equal(vf__fit_run_with(m, &fo, failing_estimate, f, &err), VF_EUNSUPPORTED);
     fo.gpu_bytes = 0;
-    assert_int_equal(vf_fit_run(m, &fo, f, &err), VF_EINVAL);
+    assert_int_equal(vf__fit_run_with(m, &fo, failing_estimate, f, &err), VF_EINVAL);
     free(f);
     vf_model_free(m);
 }
@@ -1013,7 +1013,7 @@ static void test_fit_catalog_table(void **state)
     vf_fit_opts fo = stub_fit_opts(0);
     size_t n = vf_gpu_count(), got = 0;
     vf_fit_row *rows = calloc(n, sizeof *rows);
-    assert_int_equal(vf_fit_catalog(m, &fo, rows, n, &got, NULL), VF_OK);
+    assert_int_equal(vf__fit_catalog_with(m, &fo, stub_estimate, rows, n, &got, NULL), VF_OK);
     assert_int_equal(got, n); /* the generic runtime runs on every catalog GPU */
     size_t fitting = 0;
     for (size_t i = 0; i < got; i++) {

@@ -115,7 +115,7 @@ static void check_counts(const vf_model *m, const layout *L)
     assert_int_equal(vf_model_tensor_count(m), L->n);
     assert_int_equal(t.params, params);
     assert_int_equal(t.bytes, bytes);
-    assert_int_equal(t.dtype_bytes[VF_DTYPE_Q4_K], q4k);
+    assert_int_equal(dtype_bytes_of(m, VF_DTYPE_Q4_K), q4k);
     for (size_t i = 0; i < L->n; i++) {
         const vf_tensor *x = vf_model_tensor(m, i);
         assert_string_equal(x->name, L->t[i].name);
@@ -365,7 +365,7 @@ static void test_unknown_type(void **state)
     vf_model_totals tt;
     vf_model_totals_get(m, &tt);
     assert_int_equal(tt.bytes, 256 + 96 + 64);
-    assert_int_equal(tt.dtype_bytes[VF_DTYPE_COUNT], 96);
+    assert_int_equal(dtype_bytes_of(m, VF_DTYPE_UNKNOWN), 96);
     vf_model_free(m);
     tu_rm_rf(dir);
     free(p);
@@ -702,8 +702,8 @@ static void test_llamacpp_heads(void **state)
         {
             vf_dtype d = vf_dtype_from_name(dt);
             assert_int_not_equal(d, VF_DTYPE_UNKNOWN);
-            assert_int_equal(t.dtype_params[d], jint(bt, "n_elements"));
-            assert_int_equal(t.dtype_bytes[d], jint(bt, "bytes"));
+            assert_int_equal(dtype_params_of(m, d), jint(bt, "n_elements"));
+            assert_int_equal(dtype_bytes_of(m, d), jint(bt, "bytes"));
         }
         /* the tensors fill the file exactly: data offset + data bytes = file size
          * (the slimmed header's file, tests/reference/README.md: its tokenizer

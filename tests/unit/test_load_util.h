@@ -3,6 +3,7 @@
 #ifndef VF_TEST_LOAD_UTIL_H
 #define VF_TEST_LOAD_UTIL_H
 
+#include "results.h"
 #include "testutil.h"
 
 #include <dlfcn.h>

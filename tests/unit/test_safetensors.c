@@ -41,7 +41,7 @@ static void test_llama_layout(void **state)
     assert_int_equal(t.bytes, want_bytes);
     assert_int_equal(t.buffer_elements, 32); /* inv_freq is a buffer, not a parameter */
     assert_int_equal(t.params, want_el - 32);
-    assert_int_equal(t.dtype_bytes[VF_DTYPE_F32], (H + 32) * 4);
+    assert_int_equal(dtype_bytes_of(m, VF_DTYPE_F32), (H + 32) * 4);
     const vf_tensor *q = vf_model_tensor(m, 1);
     assert_string_equal(q->name, "model.layers.0.self_attn.q_proj.weight");
     assert_int_equal(q->role, VF_ROLE_ATTN_Q);

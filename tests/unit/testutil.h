@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "vramfit.h"
+#include "results.h"
 
 static inline char *tu_tmpdir(void)
 {
@@ -125,6 +126,20 @@ static inline uint64_t tu_write_safetensors(const char *path, const tu_st_tensor
     fclose(f);
     free(h);
     return off;
+}
+
+/* A model's bytes and parameters stored as dt (vf_model_dtype_totals). */
+static inline uint64_t dtype_bytes_of(const vf_model *m, vf_dtype dt)
+{
+    uint64_t b;
+    vf_model_dtype_totals(m, dt, NULL, &b);
+    return b;
+}
+static inline uint64_t dtype_params_of(const vf_model *m, vf_dtype dt)
+{
+    uint64_t p;
+    vf_model_dtype_totals(m, dt, &p, NULL);
+    return p;
 }
 
 #endif

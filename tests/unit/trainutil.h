@@ -6,6 +6,7 @@
 #ifndef VF_TRAINUTIL_H
 #define VF_TRAINUTIL_H
 
+#include "results.h"
 #include "testutil.h"
 #include "model/model.h"
 

@@ -31,9 +31,9 @@ typedef struct component {
 
 static void components_of(const vf_estimate *e, component c[6])
 {
-    component x[6] = {{"weights", e->weights, 'W'},         {"kv_cache", e->kv_cache, 'K'},
-                      {"activations", e->activations, 'A'}, {"gradients", e->gradients, 'G'},
-                      {"optimizer", e->optimizer, 'S'},     {"overhead", e->overhead, 'O'}};
+    component x[6] = {{"weights", vf_estimate_weights(e), 'W'},         {"kv_cache", vf_estimate_kv_cache(e), 'K'},
+                      {"activations", vf_estimate_activations(e), 'A'}, {"gradients", vf_estimate_gradients(e), 'G'},
+                      {"optimizer", vf_estimate_optimizer(e), 'S'},     {"overhead", vf_estimate_overhead(e), 'O'}};
     memcpy(c, x, sizeof x);
 }
 
@@ -41,12 +41,12 @@ static json_t *assumptions_json(const vf_estimate *e, const char *runtime)
 {
     json_t *a = json_object();
     json_object_set_new(a, "runtime", json_string(runtime));
-    json_object_set_new(a, "context", vf_json_u64(e->context));
-    json_object_set_new(a, "batch", vf_json_u64(e->batch));
-    json_object_set_new(a, "kv_bytes_per_token", vf_json_u64(e->kv_bytes_per_token));
-    json_object_set_new(a, "weight_bits", json_real(e->weight_bits));
-    for (size_t i = 0; i < e->n_assumptions; i++) {
-        const char *s = e->assumptions[i];
+    json_object_set_new(a, "context", vf_json_u64(vf_estimate_context(e)));
+    json_object_set_new(a, "batch", vf_json_u64(vf_estimate_batch(e)));
+    json_object_set_new(a, "kv_bytes_per_token", vf_json_u64(vf_estimate_kv_bytes_per_token(e)));
+    json_object_set_new(a, "weight_bits", json_real(vf_estimate_weight_bits(e)));
+    for (size_t i = 0; i < vf_estimate_assumption_count(e); i++) {
+        const char *s = vf_estimate_assumption(e, i);
         const char *eq = strstr(s, " = ");
         char key[64];
         if (eq && (size_t)(eq - s) < sizeof key) {
@@ -69,20 +69,20 @@ static json_t *assumptions_json(const vf_estimate *e, const char *runtime)
 static int print_json(const vf_estimate *e, const char *runtime, bool explain, const vf_speed *speed, bool approximate)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "mode", json_string(e->mode == VF_MODE_TRAINING ? "training" : "inference"));
+    json_object_set_new(o, "mode", json_string(vf_estimate_mode(e) == VF_MODE_TRAINING ? "training" : "inference"));
     json_object_set_new(o, "approximate", json_boolean(approximate));
     json_object_set_new(o, "runtime", json_string(runtime));
-    json_object_set_new(o, "total_bytes", vf_json_u64(e->total_bytes));
-    json_object_set_new(o, "per_gpu_bytes", vf_json_u64(e->per_gpu_bytes));
+    json_object_set_new(o, "total_bytes", vf_json_u64(vf_estimate_total_bytes(e)));
+    json_object_set_new(o, "per_gpu_bytes", vf_json_u64(vf_estimate_per_gpu_bytes(e)));
     /* what the device holds at the peak, as nvidia-smi shows the process, and its parts */
-    json_object_set_new(o, "device_bytes", vf_json_u64(e->device_bytes));
-    json_object_set_new(o, "margin_bytes", vf_json_u64(e->margin_bytes));
-    json_object_set_new(o, "allocated_bytes", vf_json_u64(e->allocated_bytes));
-    json_object_set_new(o, "reserved_bytes", vf_json_u64(e->reserved_bytes));
-    json_object_set_new(o, "context_bytes", vf_json_u64(e->context_bytes));
-    json_object_set_new(o, "outside_bytes", vf_json_u64(e->outside_bytes));
-    json_object_set_new(o, "gpus", json_integer(e->gpus));
-    json_object_set_new(o, "host_bytes", vf_json_u64(e->host_bytes));
+    json_object_set_new(o, "device_bytes", vf_json_u64(vf_estimate_device_bytes(e)));
+    json_object_set_new(o, "margin_bytes", vf_json_u64(vf_estimate_margin_bytes(e)));
+    json_object_set_new(o, "allocated_bytes", vf_json_u64(vf_estimate_allocated_bytes(e)));
+    json_object_set_new(o, "reserved_bytes", vf_json_u64(vf_estimate_reserved_bytes(e)));
+    json_object_set_new(o, "context_bytes", vf_json_u64(vf_estimate_context_bytes(e)));
+    json_object_set_new(o, "outside_bytes", vf_json_u64(vf_estimate_outside_bytes(e)));
+    json_object_set_new(o, "gpus", json_integer(vf_estimate_gpus(e)));
+    json_object_set_new(o, "host_bytes", vf_json_u64(vf_estimate_host_bytes(e)));
     component c[6];
     components_of(e, c);
     json_t *comp = json_object();
@@ -90,32 +90,32 @@ static int print_json(const vf_estimate *e, const char *runtime, bool explain, c
         json_object_set_new(comp, c[i].name, vf_json_u64(c[i].bytes));
     json_object_set_new(o, "components", comp);
     json_object_set_new(o, "assumptions", assumptions_json(e, runtime));
-    if (e->runtime == VF_RUNTIME_VLLM && e->mode == VF_MODE_INFERENCE) {
-        json_object_set_new(o, "starts", json_boolean(e->starts));
-        if (!e->starts)
-            json_object_set_new(o, "reason", json_string(e->reason));
-        json_object_set_new(o, "kv_cache_tokens", vf_json_u64(e->kv_cache_tokens));
-        json_object_set_new(o, "max_concurrency", json_real(e->max_concurrency));
+    if (vf_estimate_runtime(e) == VF_RUNTIME_VLLM && vf_estimate_mode(e) == VF_MODE_INFERENCE) {
+        json_object_set_new(o, "starts", json_boolean(vf_estimate_starts(e)));
+        if (!vf_estimate_starts(e))
+            json_object_set_new(o, "reason", json_string(vf_estimate_reason(e)));
+        json_object_set_new(o, "kv_cache_tokens", vf_json_u64(vf_estimate_kv_cache_tokens(e)));
+        json_object_set_new(o, "max_concurrency", json_real(vf_estimate_max_concurrency(e)));
         json_t *rb = json_object();
-        json_object_set_new(rb, "cuda_graphs", vf_json_u64(e->cuda_graph_bytes));
+        json_object_set_new(rb, "cuda_graphs", vf_json_u64(vf_estimate_cuda_graph_bytes(e)));
         json_object_set_new(o, "runtime_buffers", rb);
     }
-    if (e->runtime == VF_RUNTIME_LLAMACPP && e->mode == VF_MODE_INFERENCE) {
+    if (vf_estimate_runtime(e) == VF_RUNTIME_LLAMACPP && vf_estimate_mode(e) == VF_MODE_INFERENCE) {
         json_t *rb = json_object();
-        json_object_set_new(rb, "model", vf_json_u64(e->rb_model));
-        json_object_set_new(rb, "context", vf_json_u64(e->rb_context));
-        json_object_set_new(rb, "compute", vf_json_u64(e->rb_compute));
-        json_object_set_new(rb, "output", vf_json_u64(e->rb_output));
+        json_object_set_new(rb, "model", vf_json_u64(vf_estimate_rb_model(e)));
+        json_object_set_new(rb, "context", vf_json_u64(vf_estimate_rb_context(e)));
+        json_object_set_new(rb, "compute", vf_json_u64(vf_estimate_rb_compute(e)));
+        json_object_set_new(rb, "output", vf_json_u64(vf_estimate_rb_output(e)));
         json_object_set_new(o, "runtime_buffers", rb);
     }
-    if (e->mode == VF_MODE_TRAINING && e->peak_phase[0])
-        json_object_set_new(o, "peak_phase", json_string(e->peak_phase));
-    if (e->partial_nodes) /* a graph whose shapes could not all be inferred */
-        json_object_set_new(o, "partial_nodes", json_integer(e->partial_nodes));
+    if (vf_estimate_mode(e) == VF_MODE_TRAINING && vf_estimate_peak_phase(e)[0])
+        json_object_set_new(o, "peak_phase", json_string(vf_estimate_peak_phase(e)));
+    if (vf_estimate_partial_nodes(e)) /* a graph whose shapes could not all be inferred */
+        json_object_set_new(o, "partial_nodes", json_integer(vf_estimate_partial_nodes(e)));
     if (explain) {
         json_t *x = json_array();
-        for (size_t i = 0; i < e->n_explain; i++)
-            json_array_append_new(x, json_string(e->explain[i]));
+        for (size_t i = 0; i < vf_estimate_explain_count(e); i++)
+            json_array_append_new(x, json_string(vf_estimate_explain(e, i)));
         json_object_set_new(o, "explain", x);
     }
     if (speed->known)
@@ -128,7 +128,7 @@ static int print_json(const vf_estimate *e, const char *runtime, bool explain, c
 static void print_table(const char *src, const vf_estimate *e, const char *runtime, vf_units u, bool explain)
 {
     char b1[32], b2[32], b3[32], b4[32], b5[32];
-    printf("%s: %s, runtime %s\n\n", src, e->mode == VF_MODE_TRAINING ? "training" : "inference", runtime);
+    printf("%s: %s, runtime %s\n\n", src, vf_estimate_mode(e) == VF_MODE_TRAINING ? "training" : "inference", runtime);
     component c[6];
     components_of(e, c);
     uint64_t sum = 0;
@@ -152,39 +152,39 @@ static void print_table(const char *src, const vf_estimate *e, const char *runti
     while (pos < BAR)
         bar[pos++] = ' ';
     bar[BAR] = '\0';
-    printf("  %-13s %12s\n", "per GPU", vf_fmt_bytes(e->per_gpu_bytes, u, b1, sizeof b1));
-    if (e->device_bytes != e->per_gpu_bytes || e->reserved_bytes != e->allocated_bytes)
+    printf("  %-13s %12s\n", "per GPU", vf_fmt_bytes(vf_estimate_per_gpu_bytes(e), u, b1, sizeof b1));
+    if (vf_estimate_device_bytes(e) != vf_estimate_per_gpu_bytes(e) || vf_estimate_reserved_bytes(e) != vf_estimate_allocated_bytes(e))
         printf("  %-13s %12s  = reserved %s (allocated %s + cached) + context %s + outside %s\n", "device",
-               vf_fmt_bytes(e->device_bytes, u, b1, sizeof b1), vf_fmt_bytes(e->reserved_bytes, u, b2, sizeof b2),
-               vf_fmt_bytes(e->allocated_bytes, u, b3, sizeof b3), vf_fmt_bytes(e->context_bytes, u, b4, sizeof b4),
-               vf_fmt_bytes(e->outside_bytes, u, b5, sizeof b5));
-    if (e->partial_nodes)
+               vf_fmt_bytes(vf_estimate_device_bytes(e), u, b1, sizeof b1), vf_fmt_bytes(vf_estimate_reserved_bytes(e), u, b2, sizeof b2),
+               vf_fmt_bytes(vf_estimate_allocated_bytes(e), u, b3, sizeof b3), vf_fmt_bytes(vf_estimate_context_bytes(e), u, b4, sizeof b4),
+               vf_fmt_bytes(vf_estimate_outside_bytes(e), u, b5, sizeof b5));
+    if (vf_estimate_partial_nodes(e))
         printf("  PARTIAL: %u node(s) of unknown output shape are not counted (see the assumptions)\n",
-               e->partial_nodes);
-    if (e->gpus > 1)
-        printf("  %-13s %12s  (%u GPUs)\n", "total", vf_fmt_bytes(e->total_bytes, u, b2, sizeof b2), e->gpus);
-    if (e->host_bytes)
-        printf("  %-13s %12s\n", "host memory", vf_fmt_bytes(e->host_bytes, u, b3, sizeof b3));
+               vf_estimate_partial_nodes(e));
+    if (vf_estimate_gpus(e) > 1)
+        printf("  %-13s %12s  (%u GPUs)\n", "total", vf_fmt_bytes(vf_estimate_total_bytes(e), u, b2, sizeof b2), vf_estimate_gpus(e));
+    if (vf_estimate_host_bytes(e))
+        printf("  %-13s %12s\n", "host memory", vf_fmt_bytes(vf_estimate_host_bytes(e), u, b3, sizeof b3));
     printf("  |%s|\n", bar);
-    if (e->runtime == VF_RUNTIME_VLLM && e->mode == VF_MODE_INFERENCE) {
-        if (e->starts)
+    if (vf_estimate_runtime(e) == VF_RUNTIME_VLLM && vf_estimate_mode(e) == VF_MODE_INFERENCE) {
+        if (vf_estimate_starts(e))
             printf("\n  vLLM KV cache pool: %s = %llu tokens; %.2fx concurrent sequences at max_model_len %llu\n",
-                   vf_fmt_bytes(e->kv_cache, u, b1, sizeof b1), (unsigned long long)e->kv_cache_tokens,
-                   e->max_concurrency, (unsigned long long)e->context);
+                   vf_fmt_bytes(vf_estimate_kv_cache(e), u, b1, sizeof b1), (unsigned long long)vf_estimate_kv_cache_tokens(e),
+                   vf_estimate_max_concurrency(e), (unsigned long long)vf_estimate_context(e));
         else
-            printf("\n  vLLM does not start: %s\n", e->reason);
+            printf("\n  vLLM does not start: %s\n", vf_estimate_reason(e));
     }
-    if (e->runtime == VF_RUNTIME_LLAMACPP && e->mode == VF_MODE_INFERENCE)
+    if (vf_estimate_runtime(e) == VF_RUNTIME_LLAMACPP && vf_estimate_mode(e) == VF_MODE_INFERENCE)
         printf("\n  llama.cpp buffers (all devices): model %s, context %s, compute %s, output %s\n",
-               vf_fmt_bytes(e->rb_model, u, b1, sizeof b1), vf_fmt_bytes(e->rb_context, u, b2, sizeof b2),
-               vf_fmt_bytes(e->rb_compute, u, b3, sizeof b3), vf_fmt_bytes(e->rb_output, u, b4, sizeof b4));
+               vf_fmt_bytes(vf_estimate_rb_model(e), u, b1, sizeof b1), vf_fmt_bytes(vf_estimate_rb_context(e), u, b2, sizeof b2),
+               vf_fmt_bytes(vf_estimate_rb_compute(e), u, b3, sizeof b3), vf_fmt_bytes(vf_estimate_rb_output(e), u, b4, sizeof b4));
     printf("\nassumptions:\n");
-    for (size_t i = 0; i < e->n_assumptions; i++)
-        printf("  - %s\n", e->assumptions[i]);
+    for (size_t i = 0; i < vf_estimate_assumption_count(e); i++)
+        printf("  - %s\n", vf_estimate_assumption(e, i));
     if (explain) {
         printf("\nformulas:\n");
-        for (size_t i = 0; i < e->n_explain; i++)
-            printf("  %s\n", e->explain[i]);
+        for (size_t i = 0; i < vf_estimate_explain_count(e); i++)
+            printf("  %s\n", vf_estimate_explain(e, i));
     }
 }
 
@@ -250,7 +250,7 @@ int cmd_estimate(int argc, char **argv)
     int rc = vf_cli_open_model(src, &m);
     if (rc)
         return rc;
-    vf_estimate *e = calloc(1, sizeof *e);
+    vf_estimate *e = vf_estimate_new();
     if (!e) {
         vf_model_free(m);
         fprintf(stderr, "vramfit: out of memory\n");
@@ -268,22 +268,22 @@ int cmd_estimate(int argc, char **argv)
     }
     /* with a catalog GPU, the bounds that follow from its bandwidth and FLOP/s */
     if (o.infer.gpu_name[0] && vf_gpu_lookup(o.infer.gpu_name, &gpu, NULL) == VF_OK && gpu.from_catalog)
-        vf_speed_bounds(m, &o, e, &gpu.gpu, e->gpus ? e->gpus : 1, &speed);
+        vf_speed_bounds(m, &o, e, &gpu.gpu, vf_estimate_gpus(e) ? vf_estimate_gpus(e) : 1, &speed);
     if (json) {
-        rc = print_json(e, vf_cli_runtime_label(e->runtime, vf_model_format(m) == VF_FORMAT_ONNX), explain, &speed, vf_model_approximate(m) != NULL);
+        rc = print_json(e, vf_cli_runtime_label(vf_estimate_runtime(e), vf_model_format(m) == VF_FORMAT_ONNX), explain, &speed, vf_model_approximate(m) != NULL);
     } else {
         const vf_hparams *hp = vf_model_hparams(m);
         if (vf_model_approximate(m))
             printf("APPROXIMATE: %s\n", vf_model_approximate(m));
-        print_table(hp->name[0] ? hp->name : src, e, vf_cli_runtime_label(e->runtime, vf_model_format(m) == VF_FORMAT_ONNX), units, explain);
+        print_table(hp->name[0] ? hp->name : src, e, vf_cli_runtime_label(vf_estimate_runtime(e), vf_model_format(m) == VF_FORMAT_ONNX), units, explain);
         if (speed.known) {
             printf("\n");
-            vf_cli_print_speed(&speed, &o, e->context, gpu.gpu.bandwidth_gbs);
+            vf_cli_print_speed(&speed, &o, vf_estimate_context(e), gpu.gpu.bandwidth_gbs);
         }
         rc = VF_EXIT_OK;
     }
 out:
-    free(e);
+    vf_estimate_free(e);
     vf_model_free(m);
     return rc;
 }

@@ -45,8 +45,8 @@ static void help(void)
 static json_t *suggestions_json(const vf_fit *f)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; i < f->n_suggestions; i++) {
-        const vf_suggestion *s = &f->suggestions[i];
+    for (size_t i = 0; i < vf_fit_suggestion_count(f); i++) {
+        const vf_suggestion *s = vf_fit_suggestion(f, i);
         json_t *j = json_object();
         json_object_set_new(j, "change", json_string(s->change));
         json_object_set_new(j, "needed_bytes", vf_json_u64(s->needed_bytes));
@@ -66,17 +66,17 @@ static json_t *suggestions_json(const vf_fit *f)
  * margin's reason is its assumption line ("margin = ..."). */
 static void print_margin(const vf_estimate *e, uint64_t needed, vf_units u)
 {
-    if (!e->margin_bytes || needed < e->margin_bytes)
+    if (!vf_estimate_margin_bytes(e) || needed < vf_estimate_margin_bytes(e))
         return;
     const char *why = "";
-    for (size_t i = 0; i < e->n_assumptions && i < VF_MAX_NOTES; i++)
-        if (strncmp(e->assumptions[i], "margin = ", 9) == 0) {
-            why = strstr(e->assumptions[i], "fit");
+    for (size_t i = 0; i < vf_estimate_assumption_count(e); i++)
+        if (strncmp(vf_estimate_assumption(e, i), "margin = ", 9) == 0) {
+            why = strstr(vf_estimate_assumption(e, i), "fit");
             why = why && strchr(why, ':') ? strchr(why, ':') + 2 : "";
         }
     char b1[32], b2[32];
-    printf("        = %s the device holds + %s margin kept free%s%s\n", vf_fmt_bytes(needed - e->margin_bytes, u, b1, sizeof b1),
-           vf_fmt_bytes(e->margin_bytes, u, b2, sizeof b2), *why ? ": " : "", why);
+    printf("        = %s the device holds + %s margin kept free%s%s\n", vf_fmt_bytes(needed - vf_estimate_margin_bytes(e), u, b1, sizeof b1),
+           vf_fmt_bytes(vf_estimate_margin_bytes(e), u, b2, sizeof b2), *why ? ": " : "", why);
 }
 
 static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf_fit *f, const char *model)
@@ -87,56 +87,56 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
            vf_cli_runtime_label(a->est.runtime, a->graph));
     if (a->approx_why)
         printf("APPROXIMATE: %s\n", a->approx_why);
-    printf("GPU:    %s x%u, %s each", c->name, a->nodes && c->count == 1 ? a->nodes * f->gpus_per_node : c->count,
-           vf_fmt_bytes(f->gpu_bytes, u, b1, sizeof b1));
-    if (f->nodes > 1)
-        printf(", %u nodes of %u", f->nodes, f->gpus_per_node);
+    printf("GPU:    %s x%u, %s each", c->name, a->nodes && c->count == 1 ? a->nodes * vf_fit_gpus_per_node(f) : c->count,
+           vf_fmt_bytes(vf_fit_gpu_bytes(f), u, b1, sizeof b1));
+    if (vf_fit_nodes(f) > 1)
+        printf(", %u nodes of %u", vf_fit_nodes(f), vf_fit_gpus_per_node(f));
     printf("\n");
     if (c->note[0])
         printf("        note: %s\n", c->note);
-    int64_t h = f->headroom_bytes;
-    printf("Fits:   %s: needs %s per GPU of %s; %s %s\n", f->fits ? "yes" : "no",
-           vf_fmt_bytes(f->needed_bytes, u, b1, sizeof b1), vf_fmt_bytes(f->gpu_bytes, u, b2, sizeof b2),
+    int64_t h = vf_fit_headroom_bytes(f);
+    printf("Fits:   %s: needs %s per GPU of %s; %s %s\n", vf_fit_fits(f) ? "yes" : "no",
+           vf_fmt_bytes(vf_fit_needed_bytes(f), u, b1, sizeof b1), vf_fmt_bytes(vf_fit_gpu_bytes(f), u, b2, sizeof b2),
            h >= 0 ? "headroom" : "short by", vf_fmt_bytes((uint64_t)(h >= 0 ? h : -h), u, b3, sizeof b3));
-    print_margin(&f->est, f->needed_bytes, u);
-    if (f->est.starts && (double)f->est.per_gpu_bytes > 1.01 * (double)f->needed_bytes)
+    print_margin(vf_fit_estimate(f), vf_fit_needed_bytes(f), u);
+    if (vf_estimate_starts(vf_fit_estimate(f)) && (double)vf_estimate_per_gpu_bytes(vf_fit_estimate(f)) > 1.01 * (double)vf_fit_needed_bytes(f))
         printf("        (the smallest device it fits on; the engine takes %s here, sizing its cache from the device)\n",
-               vf_fmt_bytes(f->est.per_gpu_bytes, u, b1, sizeof b1));
-    if (f->est.pp_stages > 1)
+               vf_fmt_bytes(vf_estimate_per_gpu_bytes(vf_fit_estimate(f)), u, b1, sizeof b1));
+    if (vf_estimate_pp_stages(vf_fit_estimate(f)) > 1)
         printf("        busiest rank: pipeline stage %u of %u (layers %u-%u%s); every rank the same KV blocks\n",
-               f->est.busiest_stage + 1, f->est.pp_stages, f->est.stage_first_layer, f->est.stage_end_layer - 1,
-               f->est.busiest_stage == 0 ? ", the embeddings" : f->est.busiest_stage + 1 == f->est.pp_stages ? ", the norm and head" : "");
-    if (!f->est.starts && f->est.reason[0])
-        printf("        the engine would not start: %s\n", f->est.reason);
-    if (f->est.max_concurrency > 0)
+               vf_estimate_busiest_stage(vf_fit_estimate(f)) + 1, vf_estimate_pp_stages(vf_fit_estimate(f)), vf_estimate_stage_first_layer(vf_fit_estimate(f)), vf_estimate_stage_end_layer(vf_fit_estimate(f)) - 1,
+               vf_estimate_busiest_stage(vf_fit_estimate(f)) == 0 ? ", the embeddings" : vf_estimate_busiest_stage(vf_fit_estimate(f)) + 1 == vf_estimate_pp_stages(vf_fit_estimate(f)) ? ", the norm and head" : "");
+    if (!vf_estimate_starts(vf_fit_estimate(f)) && vf_estimate_reason(vf_fit_estimate(f))[0])
+        printf("        the engine would not start: %s\n", vf_estimate_reason(vf_fit_estimate(f)));
+    if (vf_estimate_max_concurrency(vf_fit_estimate(f)) > 0)
         printf("        KV cache pool: %s tokens, %.2f sequences of %llu tokens at once\n",
-               vf_fmt_count(f->est.kv_cache_tokens, b1, sizeof b1), f->est.max_concurrency,
-               (unsigned long long)f->est.context);
+               vf_fmt_count(vf_estimate_kv_cache_tokens(vf_fit_estimate(f)), b1, sizeof b1), vf_estimate_max_concurrency(vf_fit_estimate(f)),
+               (unsigned long long)vf_estimate_context(vf_fit_estimate(f)));
     char n1[32];
-    if (f->max_context)
-        printf("Longest context that fits: %s tokens%s\n", vf_fmt_count(f->max_context, n1, sizeof n1),
-               f->max_context_capped ? " (the model's limit)" : "");
+    if (vf_fit_max_context(f))
+        printf("Longest context that fits: %s tokens%s\n", vf_fmt_count(vf_fit_max_context(f), n1, sizeof n1),
+               vf_fit_max_context_capped(f) ? " (the model's limit)" : "");
     else if (!a->graph)
         printf("Longest context that fits: none\n");
-    if (f->max_batch && f->est.max_concurrency > 0)
+    if (vf_fit_max_batch(f) && vf_estimate_max_concurrency(vf_fit_estimate(f)) > 0)
         printf("Largest batch that fits:   %s%s (sequences it starts with; its KV pool runs %.2f of full length at once)\n",
-               vf_fmt_count(f->max_batch, n1, sizeof n1), f->max_batch_capped ? "+" : "", f->est.max_concurrency);
-    else if (f->max_batch)
-        printf("Largest batch that fits:   %s%s\n", vf_fmt_count(f->max_batch, n1, sizeof n1),
-               f->max_batch_capped ? " (search limit)" : "");
+               vf_fmt_count(vf_fit_max_batch(f), n1, sizeof n1), vf_fit_max_batch_capped(f) ? "+" : "", vf_estimate_max_concurrency(vf_fit_estimate(f)));
+    else if (vf_fit_max_batch(f))
+        printf("Largest batch that fits:   %s%s\n", vf_fmt_count(vf_fit_max_batch(f), n1, sizeof n1),
+               vf_fit_max_batch_capped(f) ? " (search limit)" : "");
     else
         printf("Largest batch that fits:   none\n");
-    if (f->min_gpus)
-        printf("Fewest GPUs:               %u on %u node%s of %u (%s)\n", f->min_gpus, f->min_nodes,
-               f->min_nodes == 1 ? "" : "s", f->gpus_per_node, f->parallelism);
+    if (vf_fit_min_gpus(f))
+        printf("Fewest GPUs:               %u on %u node%s of %u (%s)\n", vf_fit_min_gpus(f), vf_fit_min_nodes(f),
+               vf_fit_min_nodes(f) == 1 ? "" : "s", vf_fit_gpus_per_node(f), vf_fit_parallelism(f));
     else
         printf("Fewest GPUs:               none up to the search limit\n");
-    vf_cli_print_speed(&f->speed, &a->est, f->est.context, c->gpu.bandwidth_gbs);
-    if (f->n_suggestions) {
+    vf_cli_print_speed(vf_fit_speed(f), &a->est, vf_estimate_context(vf_fit_estimate(f)), c->gpu.bandwidth_gbs);
+    if (vf_fit_suggestion_count(f)) {
         printf("What would make it fit (least cost first; each re-checked by the model%s):\n",
-               f->est.margin_bytes ? "; needs include the margin" : "");
-        for (size_t i = 0; i < f->n_suggestions; i++) {
-            const vf_suggestion *s = &f->suggestions[i];
+               vf_estimate_margin_bytes(vf_fit_estimate(f)) ? "; needs include the margin" : "");
+        for (size_t i = 0; i < vf_fit_suggestion_count(f); i++) {
+            const vf_suggestion *s = vf_fit_suggestion(f, i);
             printf("  %-4s %-44s needs %10s of %s  %s%s%s\n", s->fits ? "fits" : "no", s->change,
                    vf_fmt_bytes(s->needed_bytes, u, b1, sizeof b1), vf_fmt_bytes(s->gpu_bytes, u, b2, sizeof b2),
                    s->detail, s->needs ? "; takes " : "", vf_needs_words(s->needs));
@@ -146,7 +146,7 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
 
 static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c)
 {
-    vf_fit *f = calloc(1, sizeof *f);
+    vf_fit *f = vf_fit_new();
     if (!f) {
         fprintf(stderr, "vramfit: out of memory\n");
         return VF_EXIT_IO;
@@ -158,52 +158,52 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
     int rc;
     if (vf_fit_run(m, &fo, f, &e) != VF_OK) {
         rc = vf_report_error(&e);
-        free(f);
+        vf_fit_free(f);
         return rc;
     }
     const char *model = vf_model_hparams(m)->name[0] ? vf_model_hparams(m)->name : a->model;
     if (a->json) {
         json_t *j = json_object();
-        json_object_set_new(j, "fits", json_boolean(f->fits));
+        json_object_set_new(j, "fits", json_boolean(vf_fit_fits(f)));
         json_object_set_new(j, "approximate", json_boolean(a->approx_why != NULL));
         json_object_set_new(j, "gpu", json_string(c->name));
-        json_object_set_new(j, "gpu_count", json_integer(a->nodes && c->count == 1 ? a->nodes * f->gpus_per_node : c->count));
-        json_object_set_new(j, "gpu_bytes", vf_json_u64(f->gpu_bytes));
-        json_object_set_new(j, "needed_bytes", vf_json_u64(f->needed_bytes));
-        json_object_set_new(j, "headroom_bytes", json_integer((json_int_t)f->headroom_bytes));
-        json_object_set_new(j, "margin_bytes", vf_json_u64(f->est.margin_bytes));
-        json_object_set_new(j, "kv_cache_bytes", vf_json_u64(f->est.kv_cache));
-        if (f->est.max_concurrency > 0)
-            json_object_set_new(j, "max_concurrency", json_real(f->est.max_concurrency));
-        json_object_set_new(j, "max_context", vf_json_u64(f->max_context));
-        json_object_set_new(j, "max_context_is_model_limit", json_boolean(f->max_context_capped));
-        json_object_set_new(j, "max_batch", vf_json_u64(f->max_batch));
-        json_object_set_new(j, "min_gpus", json_integer(f->min_gpus));
-        json_object_set_new(j, "min_nodes", json_integer(f->min_nodes));
-        json_object_set_new(j, "min_tp", json_integer(f->min_tp));
-        json_object_set_new(j, "min_pp", json_integer(f->min_pp));
-        json_object_set_new(j, "nodes", json_integer(f->nodes));
-        json_object_set_new(j, "gpus_per_node", json_integer(f->gpus_per_node));
-        if (f->est.pp_stages > 1) {
+        json_object_set_new(j, "gpu_count", json_integer(a->nodes && c->count == 1 ? a->nodes * vf_fit_gpus_per_node(f) : c->count));
+        json_object_set_new(j, "gpu_bytes", vf_json_u64(vf_fit_gpu_bytes(f)));
+        json_object_set_new(j, "needed_bytes", vf_json_u64(vf_fit_needed_bytes(f)));
+        json_object_set_new(j, "headroom_bytes", json_integer((json_int_t)vf_fit_headroom_bytes(f)));
+        json_object_set_new(j, "margin_bytes", vf_json_u64(vf_estimate_margin_bytes(vf_fit_estimate(f))));
+        json_object_set_new(j, "kv_cache_bytes", vf_json_u64(vf_estimate_kv_cache(vf_fit_estimate(f))));
+        if (vf_estimate_max_concurrency(vf_fit_estimate(f)) > 0)
+            json_object_set_new(j, "max_concurrency", json_real(vf_estimate_max_concurrency(vf_fit_estimate(f))));
+        json_object_set_new(j, "max_context", vf_json_u64(vf_fit_max_context(f)));
+        json_object_set_new(j, "max_context_is_model_limit", json_boolean(vf_fit_max_context_capped(f)));
+        json_object_set_new(j, "max_batch", vf_json_u64(vf_fit_max_batch(f)));
+        json_object_set_new(j, "min_gpus", json_integer(vf_fit_min_gpus(f)));
+        json_object_set_new(j, "min_nodes", json_integer(vf_fit_min_nodes(f)));
+        json_object_set_new(j, "min_tp", json_integer(vf_fit_min_tp(f)));
+        json_object_set_new(j, "min_pp", json_integer(vf_fit_min_pp(f)));
+        json_object_set_new(j, "nodes", json_integer(vf_fit_nodes(f)));
+        json_object_set_new(j, "gpus_per_node", json_integer(vf_fit_gpus_per_node(f)));
+        if (vf_estimate_pp_stages(vf_fit_estimate(f)) > 1) {
             json_t *b = json_object();
-            json_object_set_new(b, "stage", json_integer(f->est.busiest_stage));
-            json_object_set_new(b, "first_layer", json_integer(f->est.stage_first_layer));
-            json_object_set_new(b, "end_layer", json_integer(f->est.stage_end_layer));
+            json_object_set_new(b, "stage", json_integer(vf_estimate_busiest_stage(vf_fit_estimate(f))));
+            json_object_set_new(b, "first_layer", json_integer(vf_estimate_stage_first_layer(vf_fit_estimate(f))));
+            json_object_set_new(b, "end_layer", json_integer(vf_estimate_stage_end_layer(vf_fit_estimate(f))));
             json_object_set_new(j, "busiest_rank", b);
         }
-        json_object_set_new(j, "parallelism", json_string(f->parallelism));
+        json_object_set_new(j, "parallelism", json_string(vf_fit_parallelism(f)));
         json_object_set_new(j, "mode", json_string(vf_cli_mode_name(&a->est)));
         json_object_set_new(j, "note", json_string(c->note));
-        json_object_set_new(j, "speed_bounds", vf_cli_speed_json(&f->speed));
+        json_object_set_new(j, "speed_bounds", vf_cli_speed_json(vf_fit_speed(f)));
         json_object_set_new(j, "suggestions", suggestions_json(f));
         rc = vf_print_json(j);
     } else {
         print_fit(a, c, f, model);
         rc = fflush(stdout) ? VF_EXIT_IO : VF_EXIT_OK;
     }
-    if (rc == VF_EXIT_OK && !f->fits)
+    if (rc == VF_EXIT_OK && !vf_fit_fits(f))
         rc = VF_EXIT_NOFIT;
-    free(f);
+    vf_fit_free(f);
     return rc;
 }
 

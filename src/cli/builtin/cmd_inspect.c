@@ -59,12 +59,15 @@ static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
     json_object_set_new(o, "bytes", vf_json_u64(t->bytes));
     json_t *dts = json_object();
     for (int i = 0; i <= VF_DTYPE_COUNT; i++) {
-        if (!t->dtype_bytes[i] && !t->dtype_params[i])
+        vf_dtype dt = i < VF_DTYPE_COUNT ? (vf_dtype)i : VF_DTYPE_UNKNOWN;
+        uint64_t params, bytes;
+        vf_model_dtype_totals(m, dt, &params, &bytes);
+        if (!bytes && !params)
             continue;
         json_t *d = json_object();
-        json_object_set_new(d, "params", vf_json_u64(t->dtype_params[i]));
-        json_object_set_new(d, "bytes", vf_json_u64(t->dtype_bytes[i]));
-        json_object_set_new(dts, dtype_label((vf_dtype)i), d);
+        json_object_set_new(d, "params", vf_json_u64(params));
+        json_object_set_new(d, "bytes", vf_json_u64(bytes));
+        json_object_set_new(dts, dtype_label(dt), d);
     }
     json_object_set_new(o, "dtypes", dts);
     json_object_set_new(o, "layers", json_integer(hp->n_layers));
@@ -162,10 +165,12 @@ static void print_human(const vf_model *m, const vf_model_totals *t, bool tensor
         printf("experts %u, %u active per token\n", hp->n_experts, hp->n_experts_active);
     printf("\n%-12s %20s %14s\n", "dtype", "parameters", "bytes");
     for (int i = 0; i <= VF_DTYPE_COUNT; i++) {
-        if (!t->dtype_bytes[i] && !t->dtype_params[i])
+        vf_dtype dt = i < VF_DTYPE_COUNT ? (vf_dtype)i : VF_DTYPE_UNKNOWN;
+        uint64_t params, bytes;
+        vf_model_dtype_totals(m, dt, &params, &bytes);
+        if (!bytes && !params)
             continue;
-        printf("%-12s %20s %14s\n", dtype_label((vf_dtype)i), vf_fmt_count(t->dtype_params[i], a, sizeof a),
-               vf_fmt_bytes(t->dtype_bytes[i], u, c, sizeof c));
+        printf("%-12s %20s %14s\n", dtype_label(dt), vf_fmt_count(params, a, sizeof a), vf_fmt_bytes(bytes, u, c, sizeof c));
     }
     if (tensors) {
         printf("\n%-60s %-8s %-24s %14s\n", "tensor", "dtype", "shape", "bytes");

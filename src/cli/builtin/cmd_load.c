@@ -92,24 +92,24 @@ static int print_json(const char *model, const vf_load_result *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "model", json_string(model));
-    json_object_set_new(o, "tensors", json_integer((json_int_t)r->tensors));
-    json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
-    json_object_set_new(o, "seconds", json_real(r->seconds));
-    json_object_set_new(o, "gib_per_s", json_real(r->gib_per_s));
-    json_object_set_new(o, "peak_host_rss_bytes", json_integer((json_int_t)r->peak_host_rss_bytes));
-    json_object_set_new(o, "staging_bytes", json_integer((json_int_t)r->staging_bytes));
-    json_object_set_new(o, "buffers", json_integer(r->buffers));
-    json_object_set_new(o, "threads", json_integer(r->threads));
-    json_object_set_new(o, "direct", json_boolean(r->direct));
-    json_object_set_new(o, "device", json_string(r->device));
-    json_object_set_new(o, "device_bytes_used", json_integer((json_int_t)r->device_bytes_used));
-    json_object_set_new(o, "device_context_bytes", json_integer((json_int_t)r->device_context_bytes));
+    json_object_set_new(o, "tensors", json_integer((json_int_t)vf_load_result_tensors(r)));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)vf_load_result_bytes(r)));
+    json_object_set_new(o, "seconds", json_real(vf_load_result_seconds(r)));
+    json_object_set_new(o, "gib_per_s", json_real(vf_load_result_gib_per_s(r)));
+    json_object_set_new(o, "peak_host_rss_bytes", json_integer((json_int_t)vf_load_result_peak_host_rss_bytes(r)));
+    json_object_set_new(o, "staging_bytes", json_integer((json_int_t)vf_load_result_staging_bytes(r)));
+    json_object_set_new(o, "buffers", json_integer(vf_load_result_buffers(r)));
+    json_object_set_new(o, "threads", json_integer(vf_load_result_threads(r)));
+    json_object_set_new(o, "direct", json_boolean(vf_load_result_direct(r)));
+    json_object_set_new(o, "device", json_string(vf_load_result_device(r)));
+    json_object_set_new(o, "device_bytes_used", json_integer((json_int_t)vf_load_result_device_bytes_used(r)));
+    json_object_set_new(o, "device_context_bytes", json_integer((json_int_t)vf_load_result_device_context_bytes(r)));
     /* The estimate's weights component is the model's tensor bytes, as stored. */
-    json_object_set_new(o, "weights_bytes", json_integer((json_int_t)r->tensor_bytes));
-    json_object_set_new(o, "verified", json_boolean(r->verified));
+    json_object_set_new(o, "weights_bytes", json_integer((json_int_t)vf_load_result_tensor_bytes(r)));
+    json_object_set_new(o, "verified", json_boolean(vf_load_result_verified(r)));
     json_t *a = json_array();
-    for (size_t i = 0; i < r->n_devices; i++)
-        json_array_append_new(a, device_json(&r->devices[i]));
+    for (size_t i = 0; i < vf_load_result_per_device_count(r); i++)
+        json_array_append_new(a, device_json(vf_load_result_per_device(r, i)));
     json_object_set_new(o, "devices", a);
     return vf_print_json(o);
 }
@@ -118,12 +118,12 @@ static void print_human(const char *model, const vf_load_result *r, vf_units u)
 {
     char a[64], b[64], c[64], d[64];
     printf("model     %s\n", model);
-    printf("loaded    %llu tensors, %s (%s bytes) in %.3f s: %.2f GiB/s\n", (unsigned long long)r->tensors,
-           vf_fmt_bytes(r->bytes, u, a, sizeof a), vf_fmt_count(r->bytes, b, sizeof b), r->seconds, r->gib_per_s);
+    printf("loaded    %llu tensors, %s (%s bytes) in %.3f s: %.2f GiB/s\n", (unsigned long long)vf_load_result_tensors(r),
+           vf_fmt_bytes(vf_load_result_bytes(r), u, a, sizeof a), vf_fmt_count(vf_load_result_bytes(r), b, sizeof b), vf_load_result_seconds(r), vf_load_result_gib_per_s(r));
     printf("weights   %s (the estimate's weights figure: the model's tensor bytes)\n",
-           vf_fmt_bytes(r->tensor_bytes, u, a, sizeof a));
-    for (size_t i = 0; i < r->n_devices; i++) {
-        const vf_load_device *x = &r->devices[i];
+           vf_fmt_bytes(vf_load_result_tensor_bytes(r), u, a, sizeof a));
+    for (size_t i = 0; i < vf_load_result_per_device_count(r); i++) {
+        const vf_load_device *x = vf_load_result_per_device(r, i);
         printf("device    %s%s%s%s: %llu tensors, %s allocated", x->device, x->name[0] ? " (" : "", x->name,
                x->name[0] ? ")" : "", (unsigned long long)x->tensors, vf_fmt_bytes(x->allocated_bytes, u, a, sizeof a));
         if (strcmp(x->mem_source, "nvml") == 0 || strcmp(x->mem_source, "cuMemGetInfo") == 0)
@@ -132,18 +132,18 @@ static void print_human(const char *model, const vf_load_result *r, vf_units u)
                    x->mem_source);
         printf("\n");
     }
-    printf("used      %s by the load", vf_fmt_bytes(r->device_bytes_used, u, a, sizeof a));
-    if (r->device_context_bytes)
-        printf(", %s by the CUDA context", vf_fmt_bytes(r->device_context_bytes, u, b, sizeof b));
+    printf("used      %s by the load", vf_fmt_bytes(vf_load_result_device_bytes_used(r), u, a, sizeof a));
+    if (vf_load_result_device_context_bytes(r))
+        printf(", %s by the CUDA context", vf_fmt_bytes(vf_load_result_device_context_bytes(r), u, b, sizeof b));
     printf("\n");
-    printf("host      peak RSS %s; staging %s", vf_fmt_bytes(r->peak_host_rss_bytes, u, a, sizeof a),
-           vf_fmt_bytes(r->staging_bytes, u, b, sizeof b));
-    if (r->buffers)
-        printf(" (%u buffers)", r->buffers);
+    printf("host      peak RSS %s; staging %s", vf_fmt_bytes(vf_load_result_peak_host_rss_bytes(r), u, a, sizeof a),
+           vf_fmt_bytes(vf_load_result_staging_bytes(r), u, b, sizeof b));
+    if (vf_load_result_buffers(r))
+        printf(" (%u buffers)", vf_load_result_buffers(r));
     else
         printf(" (reads land in place)");
-    printf(", %u reader thread%s%s\n", r->threads, r->threads == 1 ? "" : "s", r->direct ? ", O_DIRECT" : "");
-    printf("verified  %s\n", r->verified ? "yes" : "no (use --verify)");
+    printf(", %u reader thread%s%s\n", vf_load_result_threads(r), vf_load_result_threads(r) == 1 ? "" : "s", vf_load_result_direct(r) ? ", O_DIRECT" : "");
+    printf("verified  %s\n", vf_load_result_verified(r) ? "yes" : "no (use --verify)");
 }
 
 static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -245,10 +245,10 @@ int cmd_load(int argc, char **argv)
 
     vf_error e = {0};
     vf_loader *l = NULL;
-    vf_load_result r;
-    vf_status st = vf_loader_open(m, &o, &l, &e);
+    vf_load_result *r = vf_load_result_new();
+    vf_status st = r ? vf_loader_open(m, &o, &l, &e) : (e.status = VF_ENOMEM, snprintf(e.msg, sizeof e.msg, "out of memory"), VF_ENOMEM);
     if (st == VF_OK)
-        st = vf_loader_run(l, &r, &e);
+        st = vf_loader_run(l, r, &e);
     if (bar.drawn)
         fprintf(stderr, "\r%*s\r", 90, "");
     if (st != VF_OK) {
@@ -256,11 +256,12 @@ int cmd_load(int argc, char **argv)
     } else {
         const char *name = vf_model_hparams(m)->name[0] ? vf_model_hparams(m)->name : vf_model_source(m);
         if (json)
-            rc = print_json(name, &r);
+            rc = print_json(name, r);
         else
-            print_human(name, &r, units);
+            print_human(name, r, units);
     }
     vf_loader_free(l);
+    vf_load_result_free(r);
     vf_model_free(m);
     return rc;
 }

@@ -85,7 +85,7 @@ static int smallest_gpu(const vf_cli_fit_args *a, const vf_model *m, vf_fit *f, 
         vf_fit_opts fo = {.est = a->est, .gpu_bytes = g->memory_bytes, .gpus = 1, .gpu = g, .no_search = true};
         if (vf_fit_run(m, &fo, f, &e) != VF_OK)
             return vf_report_error(&e);
-        if (f->fits)
+        if (vf_fit_fits(f))
             best = g;
     }
     if (!best) {
@@ -110,8 +110,8 @@ typedef struct chosen {
 static const vf_suggestion *launchable(const vf_fit *f)
 {
     const vf_suggestion *pick = NULL, *other = NULL;
-    for (size_t i = 0; i < f->n_suggestions && !pick; i++) {
-        const vf_suggestion *s = &f->suggestions[i];
+    for (size_t i = 0; i < vf_fit_suggestion_count(f) && !pick; i++) {
+        const vf_suggestion *s = vf_fit_suggestion(f, i);
         if (!s->fits)
             continue;
         if (s->needs)
@@ -132,11 +132,11 @@ static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choi
     ch->o = a->est;
     ch->gpu_bytes = c->gpu.memory_bytes;
     ch->gpus = c->count;
-    if (f->fits) {
+    if (vf_fit_fits(f)) {
         if (ch->gpus > 1 && ch->o.mode == VF_MODE_INFERENCE && !ch->o.tp && !ch->o.pp) {
-            if (f->min_gpus == ch->gpus) {
-                ch->o.tp = f->min_tp;
-                ch->o.pp = f->min_pp;
+            if (vf_fit_min_gpus(f) == ch->gpus) {
+                ch->o.tp = vf_fit_min_tp(f);
+                ch->o.pp = vf_fit_min_pp(f);
             } else {
                 vf_estimate_opts_spread(m, &ch->o, ch->gpus);
             }
@@ -150,17 +150,17 @@ static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choi
         }
         return -1;
     }
-    if (f->min_gpus) {
-        if (ch->o.mode == VF_MODE_TRAINING && f->min_gpus <= c->count) {
+    if (vf_fit_min_gpus(f)) {
+        if (ch->o.mode == VF_MODE_TRAINING && vf_fit_min_gpus(f) <= c->count) {
             /* sharded states only shrink with more GPUs: keep the ones given */
             ch->o.gpus = ch->gpus = c->count;
         } else {
-            ch->o.gpus = ch->gpus = f->min_gpus;
-            ch->o.tp = f->min_tp;
-            ch->o.pp = f->min_pp;
+            ch->o.gpus = ch->gpus = vf_fit_min_gpus(f);
+            ch->o.tp = vf_fit_min_tp(f);
+            ch->o.pp = vf_fit_min_pp(f);
         }
-        ch->o.train.zero = f->min_zero;
-        if (f->min_zero >= 3)
+        ch->o.train.zero = vf_fit_min_zero(f);
+        if (vf_fit_min_zero(f) >= 3)
             ch->o.train.fsdp = 0;
         /* a training job past one node takes whole nodes: its sharded states only shrink */
         if (ch->o.mode == VF_MODE_TRAINING && ch->gpus > per_node && ch->gpus % per_node) {
@@ -173,7 +173,7 @@ static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choi
         else {
             uint32_t nodes = ch->gpus / per_node + (ch->gpus % per_node != 0);
             note("does not fit on %u; planning for %u x %s on %u node%s (%s%s)", c->count, ch->gpus, c->name, nodes,
-                 nodes == 1 ? "" : "s", f->parallelism, ch->gpus != f->min_gpus ? "; whole nodes" : "");
+                 nodes == 1 ? "" : "s", vf_fit_parallelism(f), ch->gpus != vf_fit_min_gpus(f) ? "; whole nodes" : "");
         }
         return -1;
     }
@@ -194,7 +194,7 @@ static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choi
 static int emit(const vf_cli_fit_args *a, vf_engine engine, const vf_model *m, const vf_gpu_choice *c,
                 chosen *ch, uint32_t per_node)
 {
-    vf_estimate *est = calloc(1, sizeof *est);
+    vf_estimate *est = vf_estimate_new();
     char *buf = malloc(1 << 16);
     vf_error e = {0};
     int rc = VF_EXIT_OK;
@@ -218,7 +218,7 @@ static int emit(const vf_cli_fit_args *a, vf_engine engine, const vf_model *m, c
             json_object_set_new(j, "gpus", json_integer(ch->gpus));
             json_object_set_new(j, "nodes", json_integer(ch->gpus / per_node + (ch->gpus % per_node != 0)));
             json_object_set_new(j, "gpu_bytes", vf_json_u64(ch->gpu_bytes));
-            json_object_set_new(j, "needed_bytes", vf_json_u64(est->per_gpu_bytes));
+            json_object_set_new(j, "needed_bytes", vf_json_u64(vf_estimate_per_gpu_bytes(est)));
             json_object_set_new(j, "approximate", json_boolean(a->approx_why != NULL));
             json_object_set_new(j, "config", json_string(buf));
             rc = vf_print_json(j);
@@ -227,7 +227,7 @@ static int emit(const vf_cli_fit_args *a, vf_engine engine, const vf_model *m, c
             rc = fflush(stdout) ? VF_EXIT_IO : VF_EXIT_OK;
         }
     }
-    free(est);
+    vf_estimate_free(est);
     free(buf);
     return rc;
 }
@@ -247,7 +247,7 @@ int cmd_plan(int argc, char **argv)
     if ((rc = vf_cli_open_model_exact("plan", a.model, &m, a.approximate)) != VF_EXIT_OK)
         return rc;
     vf_cli_fit_settle(&a, m);
-    vf_fit *f = calloc(1, sizeof *f);
+    vf_fit *f = vf_fit_new();
     vf_error e = {0};
     chosen ch;
     if (!f) {
@@ -264,7 +264,7 @@ int cmd_plan(int argc, char **argv)
         else if ((rc = choose(&a, m, &c, f, per_node, &ch)) < 0)
             rc = emit(&a, engine, m, &c, &ch, per_node);
     }
-    free(f);
+    vf_fit_free(f);
     vf_model_free(m);
     return rc;
 }

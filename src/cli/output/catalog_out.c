@@ -74,7 +74,7 @@ int vf_cli_fit_catalog(const vf_cli_fit_args *a, vf_model *m)
     vf_error e = {0};
     uint64_t one = 0;
     vf_fit_opts fo = {.est = a->est, .gpus_per_node = a->gpus_per_node};
-    if (vf_fit_needed_bytes(m, &a->est, NULL, &one, &e) != VF_OK || vf_fit_catalog(m, &fo, rows, n, &total, &e) != VF_OK) {
+    if (vf_estimate_needed_bytes(m, &a->est, &one, &e) != VF_OK || vf_fit_catalog(m, &fo, rows, n, &total, &e) != VF_OK) {
         free(rows);
         return vf_report_error(&e);
     }

@@ -12,8 +12,13 @@ void vf_estimate_opts_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n)
         vf__fit_spread(m, o, n, 8); /* a data-centre node; fit takes the GPU's own */
 }
 
-vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn, uint64_t *needed,
-                              vf_error *err)
+vf_status vf_estimate_needed_bytes(const vf_model *m, const vf_estimate_opts *o, uint64_t *needed, vf_error *err)
+{
+    return vf__fit_needed_bytes(m, o, NULL, needed, err);
+}
+
+vf_status vf__fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn, uint64_t *needed,
+                               vf_error *err)
 {
     if (!m || !o || !needed)
         return vf__err(err, VF_EINVAL, "", "needed bytes needs a model and options");
@@ -26,17 +31,52 @@ vf_status vf_fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_e
     return VF_OK;
 }
 
+/* The suggestions' knobs point at copies the fit owns, not at the caller's
+ * strings: what a fit hands out lives as long as the fit (vramfit.h). */
+static const char *own_copy(char *dst, size_t cap, const char *src)
+{
+    if (!src)
+        return NULL;
+    snprintf(dst, cap, "%s", src);
+    return dst;
+}
+
+static void own_strings(vf_fit *out, const vf_estimate_opts *o)
+{
+    const char *d = own_copy(out->draft, sizeof out->draft, o->draft);
+    const char *p = own_copy(out->mmproj, sizeof out->mmproj, o->mmproj);
+    const char *g = own_copy(out->graph_inputs, sizeof out->graph_inputs, o->graph_inputs);
+    for (size_t i = 0; i < out->n_suggestions; i++) {
+        vf_estimate_opts *so = &out->suggestions[i].opts;
+        if (so->draft == o->draft)
+            so->draft = d;
+        if (so->mmproj == o->mmproj)
+            so->mmproj = p;
+        if (so->graph_inputs == o->graph_inputs)
+            so->graph_inputs = g;
+    }
+}
+
 vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf_error *err)
+{
+    return vf__fit_run_with(m, opts, NULL, out, err);
+}
+
+vf_status vf__fit_run_with(const vf_model *m, const vf_fit_opts *opts, vf_estimate_fn fn, vf_fit *out, vf_error *err)
 {
     if (!m || !opts || !out)
         return vf__err(err, VF_EINVAL, "", "fit needs a model, options and a result");
     memset(out, 0, sizeof *out);
+    if ((opts->est.draft && strlen(opts->est.draft) >= sizeof out->draft) ||
+        (opts->est.mmproj && strlen(opts->est.mmproj) >= sizeof out->mmproj) ||
+        (opts->est.graph_inputs && strlen(opts->est.graph_inputs) >= sizeof out->graph_inputs))
+        return vf__err(err, VF_EINVAL, "", "a draft, projector or input binding of 4096 bytes or more");
     if (!opts->gpu_bytes)
         return vf__err(err, VF_EINVAL, "", "fit needs the gpu's memory");
     vf_estimate *scratch = malloc(sizeof *scratch);
     if (!scratch)
         return vf__err(err, VF_ENOMEM, "", "out of memory");
-    vf__fit_ctx c = {.m = m, .fn = opts->estimate ? opts->estimate : vf_estimate_run, .scratch = scratch};
+    vf__fit_ctx c = {.m = m, .fn = fn ? fn : vf_estimate_run, .scratch = scratch};
     uint32_t per_node = vf__fit_per_node(opts);
     uint32_t n = opts->gpus ? opts->gpus : opts->nodes ? opts->nodes * per_node : 1;
     if (n > 4096)
@@ -88,5 +128,6 @@ vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *out, vf
             vf__fit_advise(&c, &o, opts, out);
     }
     free(scratch);
+    own_strings(out, &opts->est);
     return VF_OK;
 }

@@ -117,13 +117,19 @@ static int by_total_then_catalog(const void *x, const void *y)
 vf_status vf_fit_catalog(const vf_model *m, const vf_fit_opts *opts, vf_fit_row *rows, size_t cap, size_t *n_rows,
                          vf_error *err)
 {
+    return vf__fit_catalog_with(m, opts, NULL, rows, cap, n_rows, err);
+}
+
+vf_status vf__fit_catalog_with(const vf_model *m, const vf_fit_opts *opts, vf_estimate_fn fn, vf_fit_row *rows,
+                               size_t cap, size_t *n_rows, vf_error *err)
+{
     if (!m || !opts || !n_rows || (cap && !rows))
         return vf__err(err, VF_EINVAL, "", "the catalog table needs a model, options and rows");
     *n_rows = 0;
     vf_estimate *scratch = malloc(sizeof *scratch);
     if (!scratch)
         return vf__err(err, VF_ENOMEM, "", "out of memory");
-    vf__fit_ctx c = {.m = m, .fn = opts->estimate ? opts->estimate : vf_estimate_run, .scratch = scratch};
+    vf__fit_ctx c = {.m = m, .fn = fn ? fn : vf_estimate_run, .scratch = scratch};
     /* an estimate the knobs make impossible fails here, once, with its reason */
     vf_estimate_opts probe = opts->est;
     probe.gpu_bytes = (uint64_t)80 << 30;

@@ -2,9 +2,48 @@
 #ifndef VF_FIT_INTERNAL_H
 #define VF_FIT_INTERNAL_H
 
-#include "model/model.h"
+#include "memory/memory.h"
 
 #include <stdlib.h>
+
+#define VF_MAX_SUGGESTIONS 24
+
+struct vf_fit {
+    bool fits;
+    vf_estimate est;           /* the estimate at the given knobs */
+    uint64_t gpu_bytes;
+    uint64_t needed_bytes;     /* per device: see vf_estimate_needed_bytes */
+    int64_t headroom_bytes;    /* gpu_bytes - needed_bytes (negative: short by) */
+    uint64_t max_context;      /* longest context that fits, 0 if none */
+    bool max_context_capped;   /* the model's own context limit was reached */
+    uint64_t max_batch;        /* largest batch that fits, 0 if none */
+    bool max_batch_capped;
+    uint32_t min_gpus;         /* fewest GPUs of this kind that fit, 0 if none up to the cap */
+    uint32_t min_tp, min_pp, min_dp; /* the parallelism that makes min_gpus fit */
+    int min_zero;              /* training: the ZeRO stage min_gpus needs */
+    char parallelism[96];      /* in words: "tensor parallel 2", "ZeRO-3 over 4 GPUs" */
+    size_t n_suggestions;
+    vf_suggestion suggestions[VF_MAX_SUGGESTIONS];
+    vf_speed speed;
+    uint32_t min_nodes;        /* machines min_gpus spans (gpus_per_node each) */
+    uint32_t gpus_per_node;    /* the node size the search used */
+    uint32_t nodes;            /* machines the devices asked for span */
+    /* the caller's strings the suggestions' knobs point at, copied so that
+     * they live as long as the fit (vramfit.h) */
+    char draft[4096], mmproj[4096], graph_inputs[4096];
+};
+
+/* The estimate function the solver calls; tests inject a stub. */
+typedef vf_status (*vf_estimate_fn)(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out,
+                                    vf_error *err);
+/* vf_fit_run and vf_estimate_needed_bytes with the estimate function given: tests
+ * inject a stub (NULL = vf_estimate_run). */
+VF_HIDDEN vf_status vf__fit_run_with(const vf_model *m, const vf_fit_opts *opts, vf_estimate_fn fn, vf_fit *out,
+                                     vf_error *err);
+VF_HIDDEN vf_status vf__fit_catalog_with(const vf_model *m, const vf_fit_opts *opts, vf_estimate_fn fn, vf_fit_row *rows,
+                                         size_t cap, size_t *n_rows, vf_error *err);
+VF_HIDDEN vf_status vf__fit_needed_bytes(const vf_model *m, const vf_estimate_opts *o, vf_estimate_fn fn,
+                                         uint64_t *needed, vf_error *err);
 
 VF_HIDDEN void vf__fit_name_gpu(vf_estimate_opts *o, const vf_gpu *g);
 

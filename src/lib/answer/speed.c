@@ -1,6 +1,6 @@
 /* speed.c — upper bounds on speed that follow from memory bandwidth and peak
  * compute ("memory is not compute"). Formulas: docs/memory-model.md, Speed bounds. */
-#include "model/model.h"
+#include "memory/memory.h"
 
 #include <string.h>
 

@@ -7,10 +7,14 @@
 #include <strings.h>
 
 static const vf_dtype_info dtype_table[VF_DTYPE_COUNT] = {
-#define VF_X_(nm, be, bb, gid, st) [VF_DTYPE_##nm] = {#nm, be, bb, gid, st, 8.0 * (bb) / (be)},
+#define VF_X_(nm, value, be, bb, gid, st) [VF_DTYPE_##nm] = {#nm, be, bb, gid, st, 8.0 * (bb) / (be)},
     VF_DTYPE_MAP(VF_X_)
 #undef VF_X_
 };
+/* the values run 0 .. COUNT-1 with no gap: the table is indexed by them */
+#define VF_X_(nm, value, be, bb, gid, st) _Static_assert(value < VF_DTYPE_COUNT, #nm " within VF_DTYPE_COUNT");
+VF_DTYPE_MAP(VF_X_)
+#undef VF_X_
 
 const vf_dtype_info *vf_dtype_get(vf_dtype dt)
 {

@@ -180,22 +180,37 @@ uint64_t vf_model_stored_elements(const vf_model *m)
     return s;
 }
 
+void vf_model_dtype_totals(const vf_model *m, vf_dtype dt, uint64_t *params, uint64_t *bytes)
+{
+    uint64_t p = 0, b = 0;
+    bool unknown = (unsigned)dt >= VF_DTYPE_COUNT;
+    for (size_t i = 0; m && i < m->n_tensors; i++) {
+        const vf_tensor *x = &m->tensors[i];
+        if (unknown ? (unsigned)x->dtype < VF_DTYPE_COUNT : x->dtype != dt)
+            continue;
+        b += x->n_bytes;
+        if (!(x->flags & VF_TENSOR_NOT_PARAM))
+            p += x->n_params;
+    }
+    if (params)
+        *params = p;
+    if (bytes)
+        *bytes = b;
+}
+
 void vf_model_totals_get(const vf_model *m, vf_model_totals *t)
 {
     memset(t, 0, sizeof *t);
     const vf_hparams *hp = &m->hp;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *x = &m->tensors[i];
-        size_t d = (unsigned)x->dtype <= VF_DTYPE_COUNT ? (size_t)x->dtype : VF_DTYPE_COUNT;
         t->elements += x->n_elements;
         t->bytes += x->n_bytes;
-        t->dtype_bytes[d] += x->n_bytes;
         if (x->flags & VF_TENSOR_NOT_PARAM) {
             t->buffer_elements += x->n_elements;
             continue;
         }
         t->params += x->n_params;
-        t->dtype_params[d] += x->n_params;
         if (x->flags & VF_TENSOR_MTP) {
             t->mtp_params += x->n_params;
             continue; /* not used per token in ordinary decoding */

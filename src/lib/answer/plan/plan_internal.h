@@ -3,7 +3,7 @@
 #ifndef VF_PLAN_INTERNAL_H
 #define VF_PLAN_INTERNAL_H
 
-#include "model/model.h"
+#include "memory/memory.h"
 
 typedef struct vf__sbuf {
     char *p;
