@@ -109,9 +109,9 @@ VF_API const char *vf_version(void);
 /* ------------------------------------------------------------------------ */
 
 /*
- * X(NAME, message, exit_code). The exit code is what the command-line tool
- * returns for an error of that class (DESIGN.md §2): 2 usage, 3 bad or
- * unsupported model input, 4 I/O, 5 device or driver.
+ * X(NAME, message). Values follow the list's order from VF_OK = 0; a new
+ * status is added at the end. The command-line tool's exit code for each is
+ * src/cli/exit_code.h's (docs/design.md §2).
  */
 #define VF_STATUS_MAP(X)                                                 \
     X(OK, "success")                                                     \
@@ -953,7 +953,7 @@ VF_API vf_status vf_estimate_needed_bytes(const vf_model *m, const vf_estimate_o
 
 /**
  * The knobs for n devices of a kind when only their count is given ("--gpu H100x2"),
- * as the engines are launched for one model (DESIGN.md §2): without --tp/--pp, vLLM
+ * as the engines are launched for one model (docs/design.md §2): without --tp/--pp, vLLM
  * and transformers get tensor parallel n (tensor x pipeline when the heads do not
  * divide by n, or n > 8), llama.cpp an equal layer split over n devices, training n
  * data-parallel ranks. o->gpus is set to n when unset. estimate and fit both use it.
@@ -1182,7 +1182,7 @@ VF_API const char *vf_oom_figure_name(vf_oom_figure f);
 /* ------------------------------------------------------------------------ */
 /*
  * Streams a model's tensors from its files into device memory through a small
- * ring of pinned staging buffers (DESIGN.md §4, docs/loader.md): host memory
+ * ring of pinned staging buffers (docs/loader.md): host memory
  * stays at the ring's size whatever the model's size. The loaded copy lives
  * until vf_loader_free.
  */

@@ -3,20 +3,12 @@
 #define VF_CLI_H
 
 #include "vramfit.h"
+#include "exit_code.h"
 
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 
-/* Exit codes (DESIGN.md §2). */
-enum {
-    VF_EXIT_OK = 0,
-    VF_EXIT_NOFIT = 1,
-    VF_EXIT_USAGE = 2,
-    VF_EXIT_INPUT = 3,
-    VF_EXIT_IO = 4,
-    VF_EXIT_DEVICE = 5
-};
 
 typedef struct vf_cmd {
     const char *name;

@@ -1,7 +1,7 @@
 /* watch_out.c — what vramfit watch reports: per GPU the baseline before the
  * command, the device's peak and when, the command's processes' own peak,
  * the memory after it exited, a sparkline of the timeline; the samples as
- * CSV; a plot as SVG to paste into a bug report; DESIGN's JSON. */
+ * CSV; a plot as SVG to paste into a bug report; the JSON of docs/design.md §4. */
 #include "watch/watch.h"
 
 #include <errno.h>

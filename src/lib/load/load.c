@@ -1,4 +1,4 @@
-/* load.c — the streaming loader (DESIGN.md §4, docs/loader.md).
+/* load.c — the streaming loader (docs/loader.md).
  *
  * Plan: one device allocation per file (tensors at offset − data start), or
  * with a device map one per device (tensors packed at 256-byte alignment).
