@@ -61,14 +61,9 @@ void vf_model_free(vf_model *m)
     vf__hparams_free(&m->hp);
     json_decref(m->config);
     json_decref(m->gguf_kv);
-    if (m->wmemo_free)
-        m->wmemo_free(m->wmemo);
-    if (m->rmemo_free)
-        m->rmemo_free(m->rmemo);
-    if (m->trmemo_free)
-        m->trmemo_free(m->trmemo);
-    if (m->tarch_free)
-        m->tarch_free(m->tarch);
+    for (size_t i = 0; i < VF_MODEL_MEMOS; i++)
+        if (m->memos[i].key && m->memos[i].free)
+            m->memos[i].free(m->memos[i].ptr);
     vf__graph_free(m->graph);
     free(m->source);
     free(m);
@@ -178,6 +173,25 @@ uint64_t vf_model_stored_elements(const vf_model *m)
         s += mxfp4_blocks(x) ? 2 * x->n_elements : x->n_elements;
     }
     return s;
+}
+
+void *vf__model_memo(const vf_model *m, const void *key)
+{
+    for (size_t i = 0; m && i < VF_MODEL_MEMOS; i++)
+        if (m->memos[i].key == key)
+            return m->memos[i].ptr;
+    return NULL;
+}
+
+bool vf__model_memo_set(const vf_model *m, const void *key, void *ptr, void (*free_fn)(void *))
+{
+    vf_model *mm = (vf_model *)m; /* a memo is not part of the model's value */
+    for (size_t i = 0; i < VF_MODEL_MEMOS; i++)
+        if (mm->memos[i].key == key || !mm->memos[i].key) {
+            mm->memos[i] = (vf__memo){.key = key, .ptr = ptr, .free = free_fn};
+            return true;
+        }
+    return false;
 }
 
 void vf_model_dtype_totals(const vf_model *m, vf_dtype dt, uint64_t *params, uint64_t *bytes)

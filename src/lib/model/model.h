@@ -6,6 +6,19 @@
 #include "base/base.h"
 
 /* ---- the model description ---- */
+/* A memo: what a later stage computed from this model alone and keeps with
+ * it (a fit runs hundreds of estimates of one model: the memory model keeps
+ * its priced weights, the allocator after the weights, replayed training
+ * steps and its reading of the architecture). The description knows neither
+ * their types nor their owners: an owner names its memo by the address of a
+ * key of its own and gives the function that frees it with the model. */
+#define VF_MODEL_MEMOS 8
+typedef struct vf__memo {
+    const void *key;
+    void *ptr;
+    void (*free)(void *);
+} vf__memo;
+
 struct vf_model {
     vf_format format;
     char *source;
@@ -24,21 +37,9 @@ struct vf_model {
     size_t n_strings, cap_strings;
     char *arena_next; /* free space left in the last block */
     size_t arena_left;
-    /* weights priced per scheme, built on first use (weights_memo.c): a cache
-     * the const model keeps, guarded by one lock; freed through the pointer
-     * so that the description depends on no memory-model file */
-    struct vf__wlayers *wmemo;
-    void (*wmemo_free)(struct vf__wlayers *);
     char origin[600]; /* which source answered (vf_model_origin) */
-    /* the caching allocator's state after the weights, per load (replay_torch.c), the same way */
-    struct vf__rmemo *rmemo;
-    void (*rmemo_free)(struct vf__rmemo *);
-    /* a training step's replayed figures per set of inputs (train_replay.c), the same way */
-    struct vf__trmemo *trmemo;
-    void (*trmemo_free)(struct vf__trmemo *);
-    /* the training model's reading of the architecture (train_arch.c), once per model */
-    struct vf__tarch *tarch;
-    void (*tarch_free)(struct vf__tarch *);
+    /* memos a later stage keeps with the model (vf__model_memo) */
+    vf__memo memos[VF_MODEL_MEMOS];
     struct vf__graph *graph;   /* a network read from its graph (ONNX), else NULL (graph.h) */
     uint64_t graph_bytes_read; /* bytes the graph reader read from its file */
 };
@@ -52,5 +53,12 @@ VF_HIDDEN void vf__model_warn(vf_model *m, const char *fmt, ...) VF_PRINTF(2, 3)
 VF_HIDDEN void vf__model_classify(vf_model *m);
 
 VF_HIDDEN void vf__hparams_free(vf_hparams *hp);
+
+/* The memo kept under key, or NULL. The owner orders reads and writes with
+ * its own lock: the model is const to every stage after the readers. */
+VF_HIDDEN void *vf__model_memo(const vf_model *m, const void *key);
+/* Keeps ptr under key (replacing what was there, which the owner has linked
+ * into ptr or freed); false when every slot holds another owner's memo. */
+VF_HIDDEN bool vf__model_memo_set(const vf_model *m, const void *key, void *ptr, void (*free_fn)(void *));
 
 #endif

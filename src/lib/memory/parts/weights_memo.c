@@ -29,8 +29,11 @@ static void entry_free(vf__wlayers *l)
     free(l);
 }
 
-static void memo_free(vf__wlayers *list)
+static const char memo_key = 0; /* names this file's memo on the model */
+
+static void memo_free(void *p)
 {
+    vf__wlayers *list = p;
     while (list) {
         vf__wlayers *next = list->next;
         entry_free(list);
@@ -44,10 +47,8 @@ vf_status vf__weights_layers(const vf_model *m, const char *scheme, vf_dtype kee
     const char *s = scheme ? scheme : "";
     if (strlen(s) >= sizeof ((vf__wlayers *)0)->scheme)
         return vf__err(err, VF_EINVAL, s, "unknown weight format (see vramfit dtypes)");
-    /* the cache is not part of the model's value: a const model may fill it */
-    vf_model *mm = (vf_model *)m;
     pthread_mutex_lock(&memo_lock);
-    const vf__wlayers *hit = find(mm->wmemo, s, keep);
+    const vf__wlayers *hit = find(vf__model_memo(m, &memo_key), s, keep);
     pthread_mutex_unlock(&memo_lock);
     if (hit) {
         *out = hit;
@@ -64,15 +65,20 @@ vf_status vf__weights_layers(const vf_model *m, const char *scheme, vf_dtype kee
         return st;
     }
     pthread_mutex_lock(&memo_lock);
-    hit = find(mm->wmemo, s, keep); /* another thread may have priced it meanwhile */
+    hit = find(vf__model_memo(m, &memo_key), s, keep); /* another thread may have priced it meanwhile */
     if (!hit) {
-        l->next = mm->wmemo;
-        mm->wmemo = l;
-        mm->wmemo_free = memo_free;
+        l->next = vf__model_memo(m, &memo_key);
+        if (vf__model_memo_set(m, &memo_key, l, memo_free)) {
+            hit = l;
+            l = NULL;
+        }
+    }
+    pthread_mutex_unlock(&memo_lock);
+    if (l && !hit) { /* no slot left: this caller keeps it (a leak only past VF_MODEL_MEMOS owners) */
+        l->next = NULL;
         hit = l;
         l = NULL;
     }
-    pthread_mutex_unlock(&memo_lock);
     if (l)
         entry_free(l);
     *out = hit;

@@ -90,8 +90,11 @@ typedef struct vf__rmemo {
 
 static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void memo_free(vf__rmemo *l)
+static const char memo_key = 0; /* names this file's memo on the model */
+
+static void memo_free(void *p)
 {
+    vf__rmemo *l = p;
     while (l) {
         vf__rmemo *next = l->next;
         vf__talloc_free(l->frozen);
@@ -109,7 +112,7 @@ static bool same_conf(const vf__tconf *a, const vf__tconf *b)
 static const vf__rmemo *memo_find(const vf_model *m, const vf__rmemo *key, size_t *n)
 {
     *n = 0;
-    for (const vf__rmemo *l = m->rmemo; l; l = l->next, (*n)++)
+    for (const vf__rmemo *l = vf__model_memo(m, &memo_key); l; l = l->next, (*n)++)
         if (l->keep == key->keep && l->share == key->share && l->train_bytes == key->train_bytes &&
             !strcmp(l->scheme, key->scheme) && same_conf(&l->conf, &key->conf))
             return l;
@@ -150,7 +153,6 @@ void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf
 {
     vf__rmemo key = {.keep = keep, .share = share, .train_bytes = train_bytes, .conf = r->conf};
     snprintf(key.scheme, sizeof key.scheme, "%s", scheme ? scheme : "");
-    vf_model *mm = (vf_model *)m; /* the cache is not part of the model's value */
     size_t n;
     pthread_mutex_lock(&memo_lock);
     const vf__rmemo *hit = memo_find(m, &key, &n);
@@ -174,10 +176,9 @@ void vf__replay_weights(vf__replay *r, const vf_model *m, const char *scheme, vf
     *e = key;
     pthread_mutex_lock(&memo_lock);
     if (!memo_find(m, &key, &n)) {
-        e->next = mm->rmemo;
-        mm->rmemo = e;
-        mm->rmemo_free = memo_free;
-        e = NULL;
+        e->next = vf__model_memo(m, &memo_key);
+        if (vf__model_memo_set(m, &memo_key, e, memo_free))
+            e = NULL;
     }
     pthread_mutex_unlock(&memo_lock);
     if (e) {

@@ -154,12 +154,12 @@ static vf_status arch_of(const vf_model *m, vf__tarch *a, vf_error *err)
  * DeepSeek-V3): the first one is kept with the model. */
 static pthread_mutex_t tarch_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void tarch_free(vf__tarch *a) { free(a); }
+static const char tarch_key = 0; /* names this file's memo on the model */
 
 vf_status vf__train_arch(const vf_model *m, vf__tarch *a, vf_error *err)
 {
     pthread_mutex_lock(&tarch_lock);
-    const vf__tarch *kept = m->tarch;
+    const vf__tarch *kept = vf__model_memo(m, &tarch_key);
     if (kept)
         *a = *kept;
     pthread_mutex_unlock(&tarch_lock);
@@ -170,13 +170,9 @@ vf_status vf__train_arch(const vf_model *m, vf__tarch *a, vf_error *err)
     if (!e)
         return st;
     *e = *a;
-    vf_model *mm = (vf_model *)m; /* the cache is not part of the model's value */
     pthread_mutex_lock(&tarch_lock);
-    if (!mm->tarch) {
-        mm->tarch = e;
-        mm->tarch_free = tarch_free;
+    if (!vf__model_memo(m, &tarch_key) && vf__model_memo_set(m, &tarch_key, e, free))
         e = NULL;
-    }
     pthread_mutex_unlock(&tarch_lock);
     free(e);
     return VF_OK;

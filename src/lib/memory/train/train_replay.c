@@ -410,8 +410,11 @@ typedef struct vf__trmemo {
 
 static pthread_mutex_t trmemo_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void trmemo_free(vf__trmemo *l)
+static const char trmemo_slot = 0; /* names this file's memo on the model */
+
+static void trmemo_free(void *p)
 {
+    vf__trmemo *l = p;
     while (l) {
         vf__trmemo *next = l->next;
         free(l);
@@ -448,7 +451,7 @@ static bool trmemo_get(vf__replay *r, const vf_model *m, const vf__trkey *k, siz
 {
     *n = 0;
     pthread_mutex_lock(&trmemo_lock);
-    const vf__trmemo *l = m->trmemo;
+    const vf__trmemo *l = vf__model_memo(m, &trmemo_slot);
     for (; l && memcmp(&l->key, k, sizeof *k); l = l->next)
         (*n)++;
     if (l) {
@@ -468,12 +471,12 @@ static void trmemo_put(const vf__replay *r, const vf_model *m, const vf__trkey *
     e->key = *k;
     e->stats = vf__replay_stats(r);
     e->largest = r->largest;
-    vf_model *mm = (vf_model *)m; /* the cache is not part of the model's value */
     pthread_mutex_lock(&trmemo_lock);
-    e->next = mm->trmemo;
-    mm->trmemo = e;
-    mm->trmemo_free = trmemo_free;
+    e->next = vf__model_memo(m, &trmemo_slot);
+    if (vf__model_memo_set(m, &trmemo_slot, e, trmemo_free))
+        e = NULL;
     pthread_mutex_unlock(&trmemo_lock);
+    free(e);
 }
 
 /* QLoRA's base as the load places it: each 4-bit matrix quantized on the
