@@ -1,4 +1,4 @@
-/* catalog_out.c — "what do I need to run this?": for every catalog GPU the
+/* fit_catalog.c — "what do I need to run this?": for every catalog GPU the
  * fewest devices (and machines) that hold the model as asked, with the
  * layout and the headroom on its busiest rank, ordered by the total device
  * memory they add up to. fit without --gpu and the web page show this. */
