@@ -727,6 +727,11 @@ VF_SIZE_PINNED(vf_estimate_opts, 2048);
 
 /** "generic", "transformers", "vllm", "llamacpp"; as --runtime spells them. */
 VF_API const char *vf_runtime_name(vf_runtime r);
+/** The runtime a name denotes (vf_runtime_name's, or another spelling: "hf",
+ * "pytorch", "llama.cpp"; any case); VF_EINVAL for none. */
+VF_API vf_status vf_runtime_parse(const char *name, vf_runtime *out);
+/** Runtimes there are: values 0 .. count-1. */
+VF_API size_t vf_runtime_count(void);
 
 /** Fills o with every default (inference, generic runtime). */
 VF_API void vf_estimate_opts_init(vf_estimate_opts *o);

@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool vf_runtime_runs_on(vf_runtime r, const vf_gpu *g)
-{
-    /* vLLM runs on CUDA and ROCm devices, not on Apple's Metal */
-    return g && !(r == VF_RUNTIME_VLLM && g->vendor && !strcmp(g->vendor, "apple"));
-}
-
 /* One GPU's row: the fewest-device layout, then what its busiest rank needs
  * (the smallest device it fits on, for engines that size a cache from the
  * device). */

@@ -39,29 +39,13 @@ vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     out->mode = VF_MODE_INFERENCE;
     out->runtime = o->runtime;
     out->starts = true;
-    vf_status st;
-    switch (o->runtime) {
-    case VF_RUNTIME_TRANSFORMERS:
-        st = vf__infer_transformers(m, o, out, err);
-        break;
-    case VF_RUNTIME_VLLM:
-        st = vf__infer_vllm(m, o, out, err);
-        break;
-    case VF_RUNTIME_LLAMACPP:
-        st = vf__infer_llamacpp(m, o, out, err);
-        break;
-    case VF_RUNTIME_LITGPT:
-        st = vf__infer_litgpt(m, o, out, err);
-        break;
-    default:
-        st = vf__infer_generic(m, o, out, err);
-        break;
-    }
-    if (st == VF_OK && o->runtime != VF_RUNTIME_VLLM) { /* vLLM sizes them before its pool */
+    const vf__runtime *rt = vf__runtime_of(o->runtime);
+    vf_status st = rt->infer(m, o, out, err);
+    if (st == VF_OK && !rt->sizes_extras) {
         vf__extras x;
-        st = vf__extras_get(m, o, o->runtime == VF_RUNTIME_LLAMACPP || !o->tp ? 1 : o->tp, &x, out, err);
+        st = vf__extras_get(m, o, rt->extras_on_first_gpu || !o->tp ? 1 : o->tp, &x, out, err);
         if (st == VF_OK)
-            vf__extras_apply(out, &x, o->runtime == VF_RUNTIME_LLAMACPP);
+            vf__extras_apply(out, &x, rt->extras_on_first_gpu);
     }
     if (st == VF_OK)
         note_model(m, out);
