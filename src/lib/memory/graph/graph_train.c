@@ -202,7 +202,8 @@ static void requires_grad(const vf_model *m, tstate *t)
         if (src == VF_GRAPH_NONE)
             continue;
         const vf_tensor *x = &m->tensors[g->v[src].tensor];
-        t->rg[i] = !(x->flags & VF_TENSOR_NOT_PARAM);
+        /* a copy is a tensor of its own: a parameter unless a buffer, whatever its source is */
+        t->rg[i] = src == i ? !(x->flags & VF_TENSOR_NOT_PARAM) : !g->v[i].buffer && vf__onnx_is_float(g->v[src].elem);
     }
     for (size_t p = 0; p < g->n_node; p++) {
         const vf__gnode *n = &g->node[g->order[p]];
