@@ -142,6 +142,26 @@ static uint64_t stat_elems(const vf__gnode *n, const vf__vshape *x, unsigned wha
     return rows;
 }
 
+/* A decomposed operator (graph_fuse.c) saves what PyTorch's one operator
+ * does: LayerNorm its input and fp32 mean and rstd per row
+ * (native_layer_norm_backward); the pointwise functions their input
+ * (gelu_backward, silu_backward, ...: self), a copy of it when run in place
+ * (SiLU(inplace=True): autograd clones self before silu_ writes). */
+static void fused_rule(tstate *t, const vf__gnode *n, uint8_t kind, uint32_t x, uint32_t p, vf__gtrain *out)
+{
+    uint64_t extra = 0;
+    bool inplace = n->n_out && n->out[0] != VF_GRAPH_NONE && t->L->stor[n->out[0]] == t->L->stor[x];
+    if (inplace)
+        extra += t->s->bytes[x];
+    else
+        save(t, x, p);
+    const vf__vshape *xs = &t->s->v[x];
+    if (kind == VF_FUSE_LAYERNORM && xs->rank >= 1 && xs->d[xs->rank - 1] > 0)
+        extra += 2 * 4 * (vf__vshape_numel(xs) / (uint64_t)xs->d[xs->rank - 1]);
+    t->extra[p] += extra;
+    out->saved_extra += extra;
+}
+
 static void apply_rule(tstate *t, const vf__gnode *n, uint32_t p, vf__gtrain *out)
 {
     bool any_rg = false;
@@ -149,6 +169,13 @@ static void apply_rule(tstate *t, const vf__gnode *n, uint32_t p, vf__gtrain *ou
         any_rg = any_rg || (n->in[k] != VF_GRAPH_NONE && t->rg[n->in[k]]);
     if (!any_rg)
         return; /* no gradient flows through: autograd records nothing */
+    uint32_t id = (uint32_t)(n - t->g->node);
+    if (t->L->fu.inner[id])
+        return; /* inside a decomposed operator: its last node saves for it */
+    if (t->L->fu.kind[id]) {
+        fused_rule(t, n, t->L->fu.kind[id], t->L->fu.x[id], p, out);
+        return;
+    }
     const srule *r = bsearch(n->op, srules, sizeof srules / sizeof srules[0], sizeof srules[0], cmp_srule);
     if (!r) { /* no rule: every input and output kept (err high), named in the assumptions */
         for (uint32_t k = 0; k < n->n_in; k++)
@@ -227,6 +254,12 @@ static uint64_t param_elems(const vf_model *m, const tstate *t, uint32_t v)
     return m->tensors[t->g->v[src].tensor].n_elements;
 }
 
+static bool inner_value(const tstate *t, uint32_t v)
+{
+    uint32_t pr = t->g->v[v].producer;
+    return pr != VF_GRAPH_NONE && t->L->fu.inner[pr];
+}
+
 /* Reverse order: gradients of a node's inputs made, then its outputs'
  * gradients and the tensors only it still needed released. */
 static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad_bytes, vf__gtrain *out)
@@ -259,7 +292,8 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
                 continue;
             gdone[x] = 1;
             if (t->s->v[x].dyn) {
-                live += view ? 0 : t->s->bytes[x]; /* a view's gradient is a view of its output's */
+                /* a view's gradient is a view of its output's; a decomposed operator makes only its input's */
+                live += view || inner_value(t, x) ? 0 : t->s->bytes[x];
             } else {
                 uint64_t b = param_elems(m, t, x) * grad_bytes;
                 live += b;
@@ -272,7 +306,7 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
         }
         for (uint32_t k = 0; k < n->n_out; k++) {
             uint32_t o = n->out[k];
-            if (o != VF_GRAPH_NONE && gdone[o] && t->s->v[o].dyn && !(view && k == 0)) {
+            if (o != VF_GRAPH_NONE && gdone[o] && t->s->v[o].dyn && !(view && k == 0) && !inner_value(t, o)) {
                 uint64_t b = t->s->bytes[o];
                 live = live > b ? live - b : 0;
             }
