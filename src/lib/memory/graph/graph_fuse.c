@@ -12,7 +12,9 @@
  *    read by two of them (GELU's erf and tanh forms, SiLU = x * sigmoid(x),
  *    Mish, decomposed hardswish): one kernel whose backward keeps its input
  *    (gelu_backward(grad, self), silu_backward(grad, self),
- *    mish_backward(grad, self), hardswish_backward(grad, self)).
+ *    mish_backward(grad, self), hardswish_backward(grad, self));
+ *  - Pad then AveragePool/MaxPool: a pooling with padding, keeping its
+ *    unpadded input (avg_pool2d_backward(grad, self, ...)).
  * The nodes inside such an operator other than its last make no tensor of
  * their own (they live inside one kernel); its input stays alive to the
  * last node. */
@@ -123,6 +125,20 @@ static void layernorm_at(fctx *c, uint32_t sub)
             mem[k++] = last = b;
     }
     mark(c, mem, k, last, x, VF_FUSE_LAYERNORM);
+}
+
+/* Pad -> AveragePool/MaxPool: the exporter's spelling of a pooling's
+ * padding (avg_pool2d with count_include_pad): one pooling, which keeps its
+ * unpadded input (avg_pool2d_backward(grad, self, ...)). */
+static void pool_at(fctx *c, uint32_t pad)
+{
+    const vf__gnode *n = &c->g->node[pad];
+    uint32_t o = out0(n), r = only_reader(c, o);
+    if (!n->n_in || !dyn(c, n->in[0]) || r == VF_GRAPH_NONE || c->f->kind[r] ||
+        !(is_op(&c->g->node[r], "AveragePool") || is_op(&c->g->node[r], "MaxPool")) || c->g->node[r].in[0] != o)
+        return;
+    uint32_t mem[2] = {pad, r};
+    mark(c, mem, 2, r, n->in[0], VF_FUSE_POOL);
 }
 
 static bool member(const uint32_t *mem, uint32_t k, uint32_t node)
@@ -262,6 +278,9 @@ vf_status vf__fuse_find(const vf__graph *g, const vf__shapes *s, const uint32_t 
     for (size_t p = 0; p < g->n_node; p++)
         if (!f->kind[g->order[p]] && is_op(&g->node[g->order[p]], "Sub"))
             layernorm_at(&c, g->order[p]);
+    for (size_t p = 0; p < g->n_node; p++)
+        if (!f->kind[g->order[p]] && is_op(&g->node[g->order[p]], "Pad"))
+            pool_at(&c, g->order[p]);
     for (size_t i = 0; i < g->n_inputs; i++)
         if (c.nread[g->inputs[i]] >= 2)
             pointwise_at(&c, g->inputs[i]);
@@ -288,6 +307,6 @@ void vf__fuse_free(vf__fuse *f)
 
 const char *vf__fuse_name(uint8_t kind)
 {
-    static const char *const names[VF_FUSE_KINDS] = {"-", "LayerNorm", "GELU", "SiLU", "pointwise"};
+    static const char *const names[VF_FUSE_KINDS] = {"-", "LayerNorm", "GELU", "SiLU", "pointwise", "padded pooling"};
     return kind < VF_FUSE_KINDS ? names[kind] : "-";
 }

@@ -64,10 +64,15 @@ static void readers(const vf__graph *g, const vf__shapes *s, vf__live *L)
  * scope S but made outside it lives until S's last node. */
 static bool scoped(const vf__graph *g)
 {
-    size_t with = 0;
-    for (size_t i = 0; i < g->n_node; i++)
-        with += g->node[i].name[0] == '/' && strchr(g->node[i].name + 1, '/');
-    return g->n_node && with * 2 > g->n_node;
+    size_t with = 0, ops = 0;
+    for (size_t i = 0; i < g->n_node; i++) {
+        const vf__gnode *n = &g->node[i];
+        if (is_op(n, "Identity") || is_op(n, "Constant"))
+            continue; /* the exporter's copies of initializers and constants carry no scope */
+        ops++;
+        with += n->name[0] == '/' && strchr(n->name + 1, '/');
+    }
+    return ops && with * 2 > ops;
 }
 
 static uint64_t prefix_hash(const char *s, size_t n)
@@ -91,6 +96,92 @@ static uint32_t *scope_slot(scope_tab *t, uint64_t h)
         k = (k + 1) & (t->cap - 1);
     t->key[k] = h;
     return &t->last[k];
+}
+
+/* Length of a node name's module part ("/a/b/Conv" -> "/a/b"). */
+static size_t dir_len(const char *nm)
+{
+    const char *q = strrchr(nm, '/');
+    return q ? (size_t)(q - nm) : 0;
+}
+
+/* Common prefix of a and b, cut at a module boundary, at most n. */
+static size_t common_dir(const char *a, const char *b, size_t n)
+{
+    size_t k = 0, last = 0;
+    while (k < n && a[k] && a[k] == b[k]) {
+        k++;
+        if (a[k] == '/' || (k == n && (b[k] == '/' || !b[k])))
+            last = k;
+    }
+    return last;
+}
+
+/* Whether names a and b (both below the scope of length n) are in the same submodule of it. */
+static bool same_child(const char *a, const char *b, size_t n)
+{
+    size_t la = strcspn(a + n + 1, "/"), lb = strcspn(b + n + 1, "/");
+    return la == lb && !strncmp(a + n + 1, b + n + 1, la);
+}
+
+/* Python locals of a module's forward, which live until it returns: a
+ * functional op's result read by a submodule (DenseNet's torch.cat in
+ * bn_function, held through norm1, relu1 and conv1), and one result read by
+ * two submodules (SqueezeNet's Fire: the squeeze output read by both expands,
+ * held through their torch.cat). The top level is left out. */
+static void hold_locals(const vf__graph *g, const vf__shapes *s, vf__live *L, scope_tab *t)
+{
+    size_t nv = g->n_v;
+    uint32_t *cp = malloc((nv ? nv : 1) * sizeof *cp);
+    uint32_t *first = malloc((nv ? nv : 1) * sizeof *first); /* a reader in a submodule of the common scope */
+    uint8_t *two = calloc(nv ? nv : 1, 1), *deep = calloc(nv ? nv : 1, 1);
+    if (!cp || !first || !two || !deep)
+        goto out;
+    for (size_t i = 0; i < nv; i++) {
+        uint32_t pr = g->v[i].producer;
+        cp[i] = pr != VF_GRAPH_NONE && g->node[pr].name[0] == '/' ? (uint32_t)dir_len(g->node[pr].name) : 0;
+        first[i] = VF_GRAPH_NONE;
+    }
+    for (size_t p = 0; p < g->n_node; p++) { /* the common scope of the producer and every reader */
+        const vf__gnode *n = &g->node[g->order[p]];
+        for (uint32_t k = 0; k < n->n_in; k++) {
+            uint32_t x = n->in[k];
+            if (x == VF_GRAPH_NONE || !s->v[x].dyn || !cp[x])
+                continue;
+            cp[x] = (uint32_t)common_dir(g->node[g->v[x].producer].name, n->name, cp[x]);
+        }
+    }
+    for (size_t p = 0; p < g->n_node; p++) { /* readers inside submodules of it: how many, which */
+        uint32_t id = g->order[p];
+        const vf__gnode *n = &g->node[id];
+        for (uint32_t k = 0; k < n->n_in; k++) {
+            uint32_t x = n->in[k];
+            if (x == VF_GRAPH_NONE || !s->v[x].dyn || !cp[x] || dir_len(n->name) <= cp[x] ||
+                strncmp(n->name, g->node[g->v[x].producer].name, cp[x]))
+                continue;
+            deep[x] = 1;
+            if (first[x] == VF_GRAPH_NONE)
+                first[x] = id;
+            else if (!same_child(n->name, g->node[first[x]].name, cp[x]))
+                two[x] = 1;
+        }
+    }
+    for (size_t i = 0; i < nv; i++) {
+        if (!cp[i] || !deep[i])
+            continue;
+        const char *prod = g->node[g->v[i].producer].name;
+        bool functional = dir_len(prod) == cp[i];
+        if (!functional && !two[i])
+            continue;
+        uint32_t end = *scope_slot(t, prefix_hash(prod, cp[i]));
+        if (end > L->hold[i])
+            L->hold[i] = end;
+    }
+out:
+    free(cp);
+    free(first);
+    free(two);
+    free(deep);
 }
 
 static void hold_scopes(const vf__graph *g, const vf__shapes *s, vf__live *L)
@@ -129,6 +220,7 @@ static void hold_scopes(const vf__graph *g, const vf__shapes *s, vf__live *L)
             }
         }
     }
+    hold_locals(g, s, L, &t);
 out:
     free(t.key);
     free(t.last);

@@ -7,7 +7,7 @@
 #include "model/graph.h"
 
 /* PyTorch operators the exporter spelled as several nodes (graph_fuse.c). */
-enum { VF_FUSE_NONE, VF_FUSE_LAYERNORM, VF_FUSE_GELU, VF_FUSE_SILU, VF_FUSE_POINTWISE, VF_FUSE_KINDS };
+enum { VF_FUSE_NONE, VF_FUSE_LAYERNORM, VF_FUSE_GELU, VF_FUSE_SILU, VF_FUSE_POINTWISE, VF_FUSE_POOL, VF_FUSE_KINDS };
 
 typedef struct vf__fuse {
     uint8_t *kind;           /* per node: the operator it is part of, VF_FUSE_NONE when priced alone */

@@ -44,6 +44,7 @@ static const srule srules[] = {
     {"Cos", S_IN0},
     {"Div", S_PAIR},                    /* div.Tensor: self: grad / other; other: -grad * self / other^2 */
     {"Dropout", X_MASK},                /* native_dropout_backward(grad, mask): CUDA keeps a bool mask */
+    {"Einsum", S_PAIR},                 /* einsum -> bmm: each operand for the other's grad */
     {"Elu", S_OUT},                     /* elu_backward(..., is_result=true, self_or_result=result) */
     {"Erf", S_IN0},                     /* erf: 2/sqrt(pi) * exp(-self^2) * grad */
     {"Exp", S_OUT},                     /* exp: grad * result */
@@ -146,7 +147,8 @@ static uint64_t stat_elems(const vf__gnode *n, const vf__vshape *x, unsigned wha
  * does: LayerNorm its input and fp32 mean and rstd per row
  * (native_layer_norm_backward); the pointwise functions their input
  * (gelu_backward, silu_backward, ...: self), a copy of it when run in place
- * (SiLU(inplace=True): autograd clones self before silu_ writes). */
+ * (SiLU(inplace=True): autograd clones self before silu_ writes); a padded
+ * pooling its unpadded input (and MaxPool's indices). */
 static void fused_rule(tstate *t, const vf__gnode *n, uint8_t kind, uint32_t x, uint32_t p, vf__gtrain *out)
 {
     uint64_t extra = 0;
@@ -156,6 +158,9 @@ static void fused_rule(tstate *t, const vf__gnode *n, uint8_t kind, uint32_t x, 
     else
         save(t, x, p);
     const vf__vshape *xs = &t->s->v[x];
+    const vf__vshape *os = n->n_out && n->out[0] != VF_GRAPH_NONE ? &t->s->v[n->out[0]] : NULL;
+    if (kind == VF_FUSE_POOL && !strcmp(n->op, "MaxPool") && os && vf__vshape_known(os))
+        extra += 8 * vf__vshape_numel(os); /* int64 indices */
     if (kind == VF_FUSE_LAYERNORM && xs->rank >= 1 && xs->d[xs->rank - 1] > 0)
         extra += 2 * 4 * (vf__vshape_numel(xs) / (uint64_t)xs->d[xs->rank - 1]);
     t->extra[p] += extra;
@@ -167,8 +172,11 @@ static void apply_rule(tstate *t, const vf__gnode *n, uint32_t p, vf__gtrain *ou
     bool any_rg = false;
     for (uint32_t k = 0; k < n->n_in; k++)
         any_rg = any_rg || (n->in[k] != VF_GRAPH_NONE && t->rg[n->in[k]]);
-    if (!any_rg)
-        return; /* no gradient flows through: autograd records nothing */
+    bool float_out = false;
+    for (uint32_t k = 0; k < n->n_out; k++)
+        float_out = float_out || (n->out[k] != VF_GRAPH_NONE && vf__onnx_is_float(t->s->v[n->out[k]].elem));
+    if (!any_rg || !float_out)
+        return; /* no gradient flows through (shapes, masks, indices): autograd records nothing */
     uint32_t id = (uint32_t)(n - t->g->node);
     if (t->L->fu.inner[id])
         return; /* inside a decomposed operator: its last node saves for it */
@@ -240,7 +248,7 @@ static void requires_grad(const vf_model *m, tstate *t)
                                                                          vf__graph_init_behind(g, n->in[k]) != VF_GRAPH_NONE));
         for (uint32_t k = 0; k < n->n_out; k++)
             if (n->out[k] != VF_GRAPH_NONE && t->s->v[n->out[k]].dyn)
-                t->rg[n->out[k]] = r;
+                t->rg[n->out[k]] = r && vf__onnx_is_float(t->s->v[n->out[k]].elem);
     }
 }
 
