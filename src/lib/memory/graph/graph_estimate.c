@@ -93,6 +93,20 @@ static uint64_t weight_bytes(const vf_model *m)
     return b;
 }
 
+/* The decomposed operators priced as the one PyTorch operator each is;
+ * every other node is priced alone. */
+static void fused_notes(vf_estimate *e, const vf__fuse *f)
+{
+    char b[VF_NOTE_LEN] = "";
+    size_t len = 0;
+    for (uint8_t k = 1; k < VF_FUSE_KINDS && len < sizeof b; k++)
+        if (f->count[k])
+            len += (size_t)snprintf(b + len, sizeof b - len, "%s%s x%zu", len ? ", " : "", vf__fuse_name(k),
+                                    f->count[k]);
+    if (len)
+        vf__assume(e, "decomposed operators = %s, each priced as one PyTorch operator; other nodes alone", b);
+}
+
 static void common_notes(const vf_model *m, vf_estimate *e, const vf__shapes *s, const vf__live *L)
 {
     vf__assume(e, "batch = %llu (symbolic axis 0 of the graph inputs)", (unsigned long long)s->batch);
@@ -102,6 +116,7 @@ static void common_notes(const vf_model *m, vf_estimate *e, const vf__shapes *s,
     if (m->graph->aliases)
         vf__assume(e, "identity aliases = %zu copies of initializers counted as weights (%llu bytes)",
                    m->graph->aliases, (unsigned long long)m->graph->alias_bytes);
+    fused_notes(e, &L->fu);
 }
 
 static vf_status infer_graph(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)

@@ -103,7 +103,7 @@ static void layernorm_at(fctx *c, uint32_t sub)
     uint32_t pw = VF_GRAPH_NONE, dv = VF_GRAPH_NONE;
     for (uint32_t i = 0; i < 2; i++) {
         uint32_t r = c->rd[c->rstart[d] + i];
-        if (is_op(&g->node[r], "Pow") && g->node[r].in[0] == d)
+        if (is_op(&g->node[r], "Pow") && g->node[r].n_in >= 1 && g->node[r].in[0] == d)
             pw = r;
         else if (is_op(&g->node[r], "Div") && g->node[r].n_in == 2 && g->node[r].in[0] == d)
             dv = r;
@@ -135,7 +135,8 @@ static void pool_at(fctx *c, uint32_t pad)
     const vf__gnode *n = &c->g->node[pad];
     uint32_t o = out0(n), r = only_reader(c, o);
     if (!n->n_in || !dyn(c, n->in[0]) || r == VF_GRAPH_NONE || c->f->kind[r] ||
-        !(is_op(&c->g->node[r], "AveragePool") || is_op(&c->g->node[r], "MaxPool")) || c->g->node[r].in[0] != o)
+        !(is_op(&c->g->node[r], "AveragePool") || is_op(&c->g->node[r], "MaxPool")) || !c->g->node[r].n_in ||
+        c->g->node[r].in[0] != o)
         return;
     uint32_t mem[2] = {pad, r};
     mark(c, mem, 2, r, n->in[0], VF_FUSE_POOL);

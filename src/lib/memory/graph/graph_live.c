@@ -3,10 +3,13 @@
  * generic): each tensor lives from the node that makes it to its last
  * reader, with what eager execution adds to that ideal (docs/memory-model.md,
  * "Networks by their graph"):
- *  - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) share their
- *    input's storage; activations torchvision runs in place (ReLU, ReLU6 =
- *    Clip, LeakyReLU, Hardswish, Hardsigmoid, ELU) write into an input that
- *    dies at that node; SiLU exported as Sigmoid + Mul is one in-place op;
+ *  - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose,
+ *    Slice, Split, Gather of one index) share their input's storage, a
+ *    reshape of a strided view copies; activations torchvision runs in place
+ *    (ReLU, ReLU6 = Clip, LeakyReLU, Hardswish, Hardsigmoid, ELU, SiLU) and a
+ *    linear's bias write into an input that dies at that node; operators the
+ *    exporter decomposed (graph_fuse.c) make one tensor;
+ *  - a module's Python locals live until it returns (hold_locals);
  *  - the graph inputs stay alive for the whole forward: the caller holds them;
  *  - a module's arguments stay alive until the module returns (its caller
  *    holds them): read from the scoped node names torch >= 2.0 writes
