@@ -397,6 +397,8 @@ typedef struct vf_hparams {
     /* elements of one recurrent layer's state per sequence (conv + SSM), whatever
      * their dtype: llama.cpp keeps them in f32 (its r and s caches) */
     uint64_t recurrent_state_elems;
+    /* FP8 block quantization (quantization_config.weight_block_size [n, k]); 0 = per-tensor or none */
+    uint32_t quant_block_n, quant_block_k;
 } vf_hparams;
 
 typedef struct vf_model vf_model;

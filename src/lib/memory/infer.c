@@ -42,6 +42,13 @@ vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         hp->moe_intermediate_size > ((uint64_t)1 << 30) || hp->kv_lora_rank > (1u << 20) ||
         hp->qk_rope_head_dim > (1u << 20) || hp->qk_nope_head_dim > (1u << 20) || hp->n_experts > (1u << 20))
         return vf__err(err, VF_ERANGE, vf_model_source(m), "implausible hyper-parameters (layers, sizes or heads)");
+    /* expert parallel is priced where an engine has it: vLLM's
+     * --enable-expert-parallel (vllm.c) and training; llama.cpp, transformers
+     * and the plain sum have no such layout */
+    if (o->ep > 1 && o->runtime != VF_RUNTIME_VLLM)
+        return vf__err(err, VF_EINVAL, "--ep",
+                       "expert parallel is modelled for vLLM (--enable-expert-parallel) and training only: this "
+                       "runtime has no expert-parallel layout");
     out->mode = VF_MODE_INFERENCE;
     out->runtime = o->runtime;
     out->starts = true;
