@@ -533,6 +533,33 @@ static void test_vllm_expert_parallel(void **state)
     vf_model_free(m);
 }
 
+/* Qwen3.5-27B (16 of 64 layers full attention, 4 KV heads of 256, bf16:
+ * 4096 B per token and layer; 48 Gated DeltaNet layers): the attention block
+ * is raised to 784 tokens (3,207,168 B of state / 4096, rounded up to 16),
+ * every page 784 x 4096 B, 4 groups of 16 layers, so a block is 16 pages.
+ * vLLM prints num_blocks // 4 x 784 tokens (kv_cache_utils.py
+ * _report_kv_cache_config), and with CUDA graphs stops when max_num_seqs
+ * exceeds the blocks (config/compilation.py). */
+static void test_vllm_hybrid_tokens(void **state)
+{
+    (void)state;
+    vf_model *m = itl_open(REF "/models2026/Qwen__Qwen3.5-27B.json");
+    vf_estimate_opts o;
+    vllm_opts(&o, 79.18, "H100", "", 131072, 64);
+    vf_estimate e = itl_run(m, &o);
+    assert_true(e.starts);
+    const uint64_t block = 16ull * 784 * 4096;
+    assert_int_equal(e.kv_cache_tokens, e.kv_cache / block / 4 * 784);
+    o.infer.max_num_seqs = 1024; /* vLLM's default on an H100 */
+    e = itl_run(m, &o);
+    assert_false(e.starts);
+    assert_non_null(strstr(e.reason, "max_num_seqs (1024) exceeds available Mamba cache blocks"));
+    o.infer.enforce_eager = true; /* no full decode graphs, no such check */
+    e = itl_run(m, &o);
+    assert_true(e.starts);
+    vf_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_vllm_lora_slots),
         cmocka_unit_test(test_vllm_layout_rules),
         cmocka_unit_test(test_vllm_expert_parallel),
+        cmocka_unit_test(test_vllm_hybrid_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -461,8 +461,15 @@ static uint32_t size_pools(const vcfg *c, vstage *st, vf_estimate *e)
          * full-attention layers only */
         uint64_t per_block = s->full_page ? s->full_page : s->page;
         s->tokens = per_block ? s->pool / per_block * c->bs : 0;
-        if (c->hybrid && !c->hy.attn_groups && s->page)
-            s->tokens = s->pool / s->page * c->mml; /* attention-free: one block per request, any length */
+        /* hybrids: what vLLM prints as "GPU KV cache size" (v1/core/
+         * kv_cache_utils.py _report_kv_cache_config): num_blocks // groups x
+         * block_size, the blocks shared out evenly over every KV-cache group,
+         * recurrent ones included; attention-free, a block per request of any
+         * length (block_size = max_model_len) */
+        if (c->hybrid && s->page) {
+            uint64_t groups = c->hy.attn_groups + c->hy.rec_groups;
+            s->tokens = s->pool / s->page / (groups ? groups : 1) * (c->hy.attn_groups ? c->bs : c->mml);
+        }
         s->conc = s->need ? (double)s->pool / (double)s->need : 0;
         s->total = vf__sadd(vf__sadd(s->weights, s->pool), vf__sadd(s->act, c->overhead));
         if (s->total > st[busiest].total)
@@ -535,9 +542,12 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
                 (unsigned long long)p->sort_tmp,
                 (unsigned long long)p->samp, c->pp > 1 && busiest + 1 != c->pp ? ", on the last rank only" : "",
                 (unsigned long long)p->ws, mws, (unsigned long long)s->act);
-    vf__explain(e, "kv tokens = floor(pool / %llu B per %llu-token block) x %llu = %llu; concurrency = pool / %llu B "
+    char per_group[48] = "";
+    if (c->hybrid)
+        snprintf(per_group, sizeof per_group, " / %u groups", c->hy.attn_groups + c->hy.rec_groups);
+    vf__explain(e, "kv tokens = floor(pool / %llu B per %llu-token block)%s x %llu = %llu; concurrency = pool / %llu B "
                 "per max_model_len request = %.2f",
-                (unsigned long long)(s->full_page ? s->full_page : s->page), (unsigned long long)c->bs,
+                (unsigned long long)(s->full_page ? s->full_page : s->page), (unsigned long long)c->bs, per_group,
                 (unsigned long long)c->bs, (unsigned long long)s->tokens,
                 (unsigned long long)s->need, s->conc);
 }
@@ -609,6 +619,20 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         total = vf__sadd(total, vf__smul(stages[r].total, c.tp));
         page = vf__sadd(page, stages[r].page);
     }
+    /* hybrids with CUDA graphs: every decode sequence of a full graph takes
+     * one block as its recurrent state, so vLLM stops when max_num_seqs
+     * exceeds the pool's blocks (config/compilation.py
+     * resolve_cudagraph_mode_and_sizes; seen from 0.27, taken for 0.27+ and
+     * the current version) */
+    uint64_t blocks = b->page ? b->pool / b->page : 0;
+    if (e->starts && c.hybrid && c.hy.rec_groups && !o->infer.enforce_eager && c.is_v1 &&
+        (c.minor == 0 || c.minor >= 27) && c.mns > blocks) {
+        e->starts = false;
+        snprintf(e->reason, sizeof e->reason,
+                 "max_num_seqs (%llu) exceeds available Mamba cache blocks (%llu): each decode sequence needs one "
+                 "(lower --max-num-seqs or --enforce-eager)",
+                 (unsigned long long)c.mns, (unsigned long long)blocks);
+    }
     if (e->starts && conc < 1.0) {
         e->starts = false;
         uint64_t fit = b->full_page ? b->pool / b->full_page * c.bs : 0;
@@ -641,6 +665,10 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
                    (unsigned long long)c.hy.state_page, (unsigned long long)c.hy.block,
                    c.hy.attn_groups + c.hy.rec_groups, c.hy.group, c.hy.attn_groups, c.hy.rec_groups,
                    (unsigned long long)(c.hy.page / c.hy.group));
+    if (c.hybrid)
+        vf__assume(e, "kv_cache_tokens = blocks / %u groups x block as vLLM prints it: recurrent groups share the "
+                      "count, though a request needs only one block in each; max_concurrency is the capacity",
+                   c.hy.attn_groups + c.hy.rec_groups);
     e->weight_bits = w.bits;
     e->pp_stages = c.pp;
     e->busiest_stage = busiest;
