@@ -709,6 +709,10 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
      * for the call); NULL = opened from draft / mmproj for each run */
     const vf_model *draft_model;
     const vf_model *mmproj_model;
+    /* llama.cpp tensor buffer overrides (-ot PATTERN=BUFT, --cpu-moe, --n-cpu-moe as
+     * their patterns), one PATTERN=BUFT a line in command-line order, the first match
+     * winning (caller's string); NULL = none */
+    const char *tensor_overrides;
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 

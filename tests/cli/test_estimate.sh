@@ -123,3 +123,12 @@ check_err "estimate: vllm --ep needs experts" 2 "Number of experts in the model 
     "$VF" estimate Qwen/Qwen3-8B --runtime vllm --gpu H100 --tp 2 --ep 2
 check_out "estimate: vllm expert parallel priced" 0 "32 of 128 whole experts" \
     "$VF" estimate Qwen/Qwen3-30B-A3B --runtime vllm --gpu H100 --tp 2 --gpus 4 --ep 4
+# llama.cpp tensor overrides: -ot's first match wins, --cpu-moe / --n-cpu-moe as llama.cpp's patterns
+check_out "estimate: llama.cpp --cpu-moe" 0 "tensor overrides: 18432 tensors" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --cpu-moe
+check_out "estimate: llama.cpp --n-cpu-moe" 0 "tensor overrides: 9216 tensors" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --n-cpu-moe 24
+check_err "estimate: -ot unknown buffer type" 2 "unknown buffer type 'GPU'" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --override-tensor exps=GPU
+check_err "estimate: -ot bad pattern" 2 "is not a regular expression" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --override-tensor '(=CPU'
