@@ -397,6 +397,8 @@ typedef struct vf_hparams {
     /* elements of one recurrent layer's state per sequence (conv + SSM), whatever
      * their dtype: llama.cpp keeps them in f32 (its r and s caches) */
     uint64_t recurrent_state_elems;
+    /* FP8 block quantization (quantization_config.weight_block_size [n, k]); 0 = per-tensor or none */
+    uint32_t quant_block_n, quant_block_k;
 } vf_hparams;
 
 typedef struct vf_model vf_model;
@@ -722,6 +724,10 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
      * for the call); NULL = opened from draft / mmproj for each run */
     const vf_model *draft_model;
     const vf_model *mmproj_model;
+    /* llama.cpp tensor buffer overrides (-ot PATTERN=BUFT, --cpu-moe, --n-cpu-moe as
+     * their patterns), one PATTERN=BUFT a line in command-line order, the first match
+     * winning (caller's string); NULL = none */
+    const char *tensor_overrides;
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 

@@ -114,3 +114,21 @@ same_split "gpu H100x4 for training = 4 data-parallel ranks" \
     "$L --train --zero 3 --gpu H100x4" "$L --train --zero 3 --gpu H100 --gpus 4"
 check_json "an explicit --tp wins over GxN" 0 '(.assumptions | tostring | test("tp 2"))' \
     "$VF" estimate "$L" --runtime vllm --gpu H100x4 --tp 2 --json
+# --ep: priced for vLLM (--enable-expert-parallel, ep = tp x dp), refused where no engine has it
+check_err "estimate: --ep on llama.cpp refused" 2 "expert parallel is modelled for vLLM" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --ep 2
+check_err "estimate: vllm --ep must be tp x dp" 2 "2 x 1 = 2 here, not 4" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime vllm --gpu H100 --tp 2 --ep 4
+check_err "estimate: vllm --ep needs experts" 2 "Number of experts in the model must be greater than 0" \
+    "$VF" estimate Qwen/Qwen3-8B --runtime vllm --gpu H100 --tp 2 --ep 2
+check_out "estimate: vllm expert parallel priced" 0 "32 of 128 whole experts" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime vllm --gpu H100 --tp 2 --gpus 4 --ep 4
+# llama.cpp tensor overrides: -ot's first match wins, --cpu-moe / --n-cpu-moe as llama.cpp's patterns
+check_out "estimate: llama.cpp --cpu-moe" 0 "tensor overrides: 18432 tensors" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --cpu-moe
+check_out "estimate: llama.cpp --n-cpu-moe" 0 "tensor overrides: 9216 tensors" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --n-cpu-moe 24
+check_err "estimate: -ot unknown buffer type" 2 "unknown buffer type 'GPU'" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --override-tensor exps=GPU
+check_err "estimate: -ot bad pattern" 2 "is not a regular expression" \
+    "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --override-tensor '(=CPU'

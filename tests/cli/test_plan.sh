@@ -163,3 +163,20 @@ run "plan: 405B training takes whole nodes" 0 "$VF" plan meta-llama/Meta-Llama-3
     else
         fail "plan: 405B training takes whole nodes" "$(cat "$TMP/err")"
     fi
+
+# vLLM's start-up rules (vllm_layout.c): a layout it refuses is refused, with its reason, not planned
+check_err "plan: vllm refuses tp 3 for 32 heads" 2 "attention heads (32) must be divisible by tensor parallel size (3)" \
+    "$VF" plan Qwen/Qwen3-8B --emit vllm --tp 3 --gpu H100x3
+check_err "plan: vllm FP8 experts of 768 at tp 4" 2 "weight = 192 is not divisible by weight quantization block_n = 128" \
+    "$VF" plan Qwen/Qwen3-30B-A3B-FP8 --emit vllm --tp 4 --gpu H100x4
+# expert parallel: the group is tp x dp, emitted as vLLM spells it
+check_out "plan: vllm expert parallel" 0 "--tensor-parallel-size 2 --data-parallel-size 2 --enable-expert-parallel" \
+    "$VF" plan Qwen/Qwen3-30B-A3B --emit vllm --tp 2 --gpus 4 --ep 4 --gpu H100x4
+cp "$TMP/out" "$TMP/vep.txt"
+flags_ok "plan: vllm expert-parallel flags documented" tests/data/plan/vllm-flags.txt "$TMP/vep.txt"
+# fit never offers a layout vLLM refuses: asked for tensor parallel 3 it says
+# why not; given three GPUs it runs Qwen3-8B as three pipeline stages
+check_err "fit: vllm refuses tp 3 for 32 heads" 2 "must be divisible by tensor parallel size (3)" \
+    "$VF" fit Qwen/Qwen3-8B --runtime vllm --gpu H100x3 --tp 3
+check_json "fit: H100x3 spread as 3 stages, not tp 3" 0 '(.assumptions | tostring | test("tp 1, pp 3"))' \
+    "$VF" estimate Qwen/Qwen3-8B --runtime vllm --gpu H100x3 --json

@@ -155,12 +155,56 @@ static void test_llama_65b_is_not_70b(void **state)
     assert_int_equal(attn_v_type(0), VF_DTYPE_Q4_K);  /* KV heads unstated = the heads */
 }
 
+/* Tensor buffer overrides on Qwen3-30B-A3B as stored (bf16; 48 layers of 128
+ * experts, gate, up and down each 768 x 2048): --cpu-moe moves all of them,
+ * 48 x 128 x 3 x 768 x 2048 x 2 B, into host memory, and op offload copies
+ * one layer's (128 x 3 x 768 x 2048 x 2 B) into the GPU's compute buffer
+ * when n_ubatch >= 32; -ot's first match wins; \\d is ECMAScript's digit;
+ * --n-cpu-moe N is N layers' experts. */
+static void test_tensor_overrides(void **state)
+{
+    (void)state;
+    vf_model *m = itl_open("Qwen/Qwen3-30B-A3B");
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.runtime = VF_RUNTIME_LLAMACPP;
+    o.infer.context = 8192;
+    snprintf(o.infer.gpu_name, sizeof o.infer.gpu_name, "RTX4090");
+    const uint64_t layer = 128ull * 3 * 768 * 2048 * 2;
+    vf_estimate base = itl_run(m, &o);
+    o.tensor_overrides = "\\.ffn_(up|down|gate)_exps=CPU"; /* what --cpu-moe adds */
+    vf_estimate cmoe = itl_run(m, &o);
+    assert_int_equal(cmoe.host_bytes - base.host_bytes, 48 * layer);
+    assert_int_equal(base.weights - cmoe.weights, 48 * layer);
+    assert_int_equal(cmoe.activations - base.activations, layer);
+    o.infer.ubatch = 16; /* below ggml-cuda's offload batch: no copy */
+    vf_estimate small = itl_run(m, &o);
+    o.tensor_overrides = NULL;
+    vf_estimate small_base = itl_run(m, &o);
+    assert_int_equal(small.activations, small_base.activations);
+    o.infer.ubatch = 0;
+    o.tensor_overrides = "exps=CUDA0\nexps=CPU"; /* the first match wins */
+    vf_estimate first = itl_run(m, &o);
+    assert_int_equal(first.weights, base.weights);
+    o.tensor_overrides = "blk\\.1\\d\\.ffn_.*_exps=CPU"; /* layers 10..19 */
+    vf_estimate ten = itl_run(m, &o);
+    assert_int_equal(base.weights - ten.weights, 10 * layer);
+    vf_error err = {0};
+    vf_estimate e;
+    o.tensor_overrides = "exps=CUDA1"; /* one GPU */
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
+    o.tensor_overrides = "exps";
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_EINVAL);
+    vf_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_ok_run),
         cmocka_unit_test(test_quantizer_mix),
         cmocka_unit_test(test_llama_65b_is_not_70b),
+        cmocka_unit_test(test_tensor_overrides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

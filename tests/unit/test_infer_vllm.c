@@ -469,6 +469,97 @@ static void test_vllm_lora_slots(void **state)
     vf_model_free(m);
 }
 
+/* The layouts vLLM stops at start-up, each with the figures that decide it
+ * worked by hand from the rule in vLLM's source (vllm_layout.c cites them). */
+static void test_vllm_layout_rules(void **state)
+{
+    (void)state;
+    char why[VF_NOTE_LEN];
+    vf_hparams hp = {.n_layers = 2, .hidden_size = 4096, .intermediate_size = 12288, .n_heads = 32,
+                     .n_kv_heads = 8, .vocab_size = 151936};
+    assert_true(vf__vllm_layout_ok(&hp, 1, false, why, sizeof why));
+    assert_true(vf__vllm_layout_ok(&hp, 8, false, why, sizeof why));
+    assert_true(vf__vllm_layout_ok(&hp, 16, false, why, sizeof why)); /* 8 KV heads replicated twice */
+    assert_false(vf__vllm_layout_ok(&hp, 3, false, why, sizeof why));
+    assert_non_null(strstr(why, "Total number of attention heads (32) must be divisible by tensor parallel size (3)"));
+    /* 12 heads, 4 KV heads: tp 3 passes the heads, then the vocabulary:
+     * 151936 (a multiple of 64 already) is not a multiple of 3 */
+    hp.n_heads = 12, hp.n_kv_heads = 4;
+    assert_false(vf__vllm_layout_ok(&hp, 3, false, why, sizeof why));
+    assert_non_null(strstr(why, "151936 is not divisible by 3"));
+    /* tp 6 with a vocabulary of 152064 = 64 x 2376, which divides by 6: 4 KV
+     * heads neither split over 6 ranks nor replicate evenly */
+    hp.vocab_size = 152064;
+    assert_false(vf__vllm_layout_ok(&hp, 6, false, why, sizeof why));
+    assert_non_null(strstr(why, "4 KV heads do not divide tensor parallel size 6"));
+    /* a dense MLP of 12290 on 4 ranks */
+    hp.n_heads = 32, hp.n_kv_heads = 8, hp.intermediate_size = 12290;
+    assert_false(vf__vllm_layout_ok(&hp, 4, false, why, sizeof why));
+    assert_non_null(strstr(why, "12290 is not divisible by 4"));
+    /* FP8 blocks of 128: experts of 768 give 192 per rank at tp 4, 384 at tp 2; whole under EP */
+    hp.intermediate_size = 6144, hp.n_experts = 128, hp.n_experts_active = 8, hp.moe_intermediate_size = 768;
+    snprintf(hp.quant_method, sizeof hp.quant_method, "fp8");
+    hp.quant_block_n = hp.quant_block_k = 128;
+    assert_true(vf__vllm_layout_ok(&hp, 2, false, why, sizeof why));
+    assert_false(vf__vllm_layout_ok(&hp, 4, false, why, sizeof why));
+    assert_non_null(strstr(why, "gate's and up's weight = 192 is not divisible by weight quantization block_n = 128"));
+    assert_true(vf__vllm_layout_ok(&hp, 4, true, why, sizeof why));
+    /* expert parallel without experts */
+    hp.n_experts = 0;
+    assert_false(vf__vllm_layout_ok(&hp, 2, true, why, sizeof why));
+    assert_non_null(strstr(why, "Number of experts in the model must be greater than 0"));
+}
+
+/* --enable-expert-parallel on Qwen3-30B-A3B (48 layers, 128 experts of 3 x
+ * 768 x 2048 bf16 weights): tp 2 x dp 2 holds 32 whole experts per layer
+ * where tp 2 holds half of all 128, so a rank drops a quarter of the experts'
+ * 48 x 128 x 3 x 768 x 2048 x 2 B; ep must be tp x dp. */
+static void test_vllm_expert_parallel(void **state)
+{
+    (void)state;
+    vf_model *m = itl_open("Qwen/Qwen3-30B-A3B");
+    vf_estimate_opts o;
+    vllm_opts(&o, 79.18, "H100", "", 8192, 0);
+    o.tp = 2;
+    vf_estimate tp2 = itl_run(m, &o);
+    o.gpus = 4, o.ep = 4;
+    vf_estimate ep4 = itl_run(m, &o);
+    assert_int_equal(tp2.weights - ep4.weights, 48ull * 128 * 3 * 768 * 2048 * 2 / 4);
+    vf_estimate e;
+    vf_error err = {0};
+    o.ep = 2; /* not tp x dp = 4 */
+    assert_int_not_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+    assert_non_null(strstr(err.msg, "tensor parallel x data parallel"));
+    vf_model_free(m);
+}
+
+/* Qwen3.5-27B (16 of 64 layers full attention, 4 KV heads of 256, bf16:
+ * 4096 B per token and layer; 48 Gated DeltaNet layers): the attention block
+ * is raised to 784 tokens (3,207,168 B of state / 4096, rounded up to 16),
+ * every page 784 x 4096 B, 4 groups of 16 layers, so a block is 16 pages.
+ * vLLM prints num_blocks // 4 x 784 tokens (kv_cache_utils.py
+ * _report_kv_cache_config), and with CUDA graphs stops when max_num_seqs
+ * exceeds the blocks (config/compilation.py). */
+static void test_vllm_hybrid_tokens(void **state)
+{
+    (void)state;
+    vf_model *m = itl_open(REF "/models2026/Qwen__Qwen3.5-27B.json");
+    vf_estimate_opts o;
+    vllm_opts(&o, 79.18, "H100", "", 131072, 64);
+    vf_estimate e = itl_run(m, &o);
+    assert_true(e.starts);
+    const uint64_t block = 16ull * 784 * 4096;
+    assert_int_equal(e.kv_cache_tokens, e.kv_cache / block / 4 * 784);
+    o.infer.max_num_seqs = 1024; /* vLLM's default on an H100 */
+    e = itl_run(m, &o);
+    assert_false(e.starts);
+    assert_non_null(strstr(e.reason, "max_num_seqs (1024) exceeds available Mamba cache blocks"));
+    o.infer.enforce_eager = true; /* no full decode graphs, no such check */
+    e = itl_run(m, &o);
+    assert_true(e.starts);
+    vf_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,6 +572,9 @@ int main(void)
         cmocka_unit_test(test_vllm_graphs_moe_pp),
         cmocka_unit_test(test_vllm_mxfp4_layout),
         cmocka_unit_test(test_vllm_lora_slots),
+        cmocka_unit_test(test_vllm_layout_rules),
+        cmocka_unit_test(test_vllm_expert_parallel),
+        cmocka_unit_test(test_vllm_hybrid_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

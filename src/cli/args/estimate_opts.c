@@ -48,6 +48,9 @@ const struct option vf_cli_estimate_options[] = {
     {"max-lora-rank", required_argument, 0, VF_OPT_MAX_LORA_RANK},
     {"input", required_argument, 0, VF_OPT_INPUT},
     {"margin", required_argument, 0, VF_OPT_MARGIN},
+    {"override-tensor", required_argument, 0, VF_OPT_OVERRIDE_TENSOR},
+    {"cpu-moe", no_argument, 0, VF_OPT_CPU_MOE},
+    {"n-cpu-moe", required_argument, 0, VF_OPT_N_CPU_MOE},
     {0, 0, 0, 0},
 };
 
@@ -78,6 +81,9 @@ void vf_cli_infer_opts_help(FILE *f)
           "             --max-num-batched-tokens N  --vllm-version V (0.6.x: V0 accounting)  --enforce-eager\n"
           "  llama.cpp: --ubatch N (512)  --lc-batch N (2048)  --parallel N (1)  --flash-attn on|off|auto\n"
           "             --swa-full  --kv-unified  --n-gpu-layers N (all)  --tensor-split A,B,...\n"
+          "             --override-tensor PATTERN=BUFT[,...] (-ot; repeatable, first match wins; BUFT\n"
+          "             CPU, CUDA_Host or CUDA0...)  --cpu-moe (experts in host memory)\n"
+          "             --n-cpu-moe N (the experts of the first N layers in host memory)\n"
           "  PyTorch:   --alloc-conf S  PYTORCH_CUDA_ALLOC_CONF as the process sets it (default: that\n"
           "             variable): expandable_segments:True, max_split_size_mb:N, garbage_collection_threshold:F\n"
           "             --cuda-context SIZE  a measured CUDA context (e.g. 1343MiB) instead of the model\n"
@@ -129,6 +135,58 @@ static int parse_split(const char *arg, vf_infer_opts *io)
     return 1;
 }
 
+/* llama.cpp's tensor buffer overrides, in command-line order, one
+ * PATTERN=BUFT a line (vf_estimate_opts.tensor_overrides): -ot's
+ * comma-separated list split, --cpu-moe and --n-cpu-moe as the patterns
+ * common/arg.cpp gives them. One command line per process. */
+static char overrides[24576];
+
+static int add_override(const char *opt, const char *entry, size_t len, vf_estimate_opts *o)
+{
+    size_t used = strlen(overrides);
+    if (memchr(entry, '\n', len) || used + len + 2 > sizeof overrides)
+        return vf_cli_opt_bad(opt, entry, "too many or too long overrides");
+    if (used)
+        overrides[used++] = '\n';
+    memcpy(overrides + used, entry, len);
+    overrides[used + len] = '\0';
+    o->tensor_overrides = overrides;
+    return 1;
+}
+
+static int parse_override_opt(int c, const char *arg, vf_estimate_opts *o)
+{
+    char e[64];
+    uint64_t v;
+    switch (c) {
+    case VF_OPT_OVERRIDE_TENSOR:
+        for (const char *p = arg;;) {
+            const char *comma = strchr(p, ',');
+            size_t len = comma ? (size_t)(comma - p) : strlen(p);
+            if (!len || !memchr(p, '=', len))
+                return vf_cli_opt_bad("override-tensor", arg, "expected PATTERN=BUFFER_TYPE[,...]");
+            if (add_override("override-tensor", p, len, o) < 0)
+                return -1;
+            if (!comma)
+                return 1;
+            p = comma + 1;
+        }
+    case VF_OPT_CPU_MOE:
+        return add_override("cpu-moe", "\\.ffn_(up|down|gate)_exps=CPU", strlen("\\.ffn_(up|down|gate)_exps=CPU"), o);
+    case VF_OPT_N_CPU_MOE:
+        if (vf_cli_opt_number("n-cpu-moe", arg, 0, 512, "expected a layer count up to 512", &v) < 0)
+            return -1;
+        for (uint64_t i = 0; i < v; i++) {
+            int n = snprintf(e, sizeof e, "blk\\.%llu\\.ffn_(up|down|gate)_exps=CPU", (unsigned long long)i);
+            if (add_override("n-cpu-moe", e, (size_t)n, o) < 0)
+                return -1;
+        }
+        return 1;
+    default:
+        return vf_cli_parse_serving_opt(c, arg, o);
+    }
+}
+
 /* llama.cpp's knobs (-ub, -b, -np, -fa, -ngl, --tensor-split, ...). */
 static int parse_llamacpp_opt(int c, const char *arg, vf_estimate_opts *o)
 {
@@ -174,7 +232,7 @@ static int parse_llamacpp_opt(int c, const char *arg, vf_estimate_opts *o)
     case VF_OPT_TENSOR_SPLIT:
         return parse_split(arg, io);
     default:
-        return vf_cli_parse_serving_opt(c, arg, o);
+        return parse_override_opt(c, arg, o);
     }
 }
 

@@ -178,18 +178,14 @@ uint64_t vf__fit_max_batch(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t g
     return search_max(c, o, gpu_bytes, BATCH_CAP, c->base_batch, vf__set_batch, capped);
 }
 
-/* Tensor-parallel sizes a model allows: heads (and KV heads, or TP a multiple
- * of them, as vLLM replicates) divisible. */
-static bool tp_valid(const vf_model *m, uint32_t tp)
+/* Tensor-parallel sizes a model allows: the ones vLLM starts with (heads,
+ * KV heads, vocabulary, MLP and FP8 blocks divisible: vllm_layout.c), the
+ * rule transformers' tensor parallel shares for heads. */
+static bool tp_valid(const vf_model *m, const vf_estimate_opts *o, uint32_t tp)
 {
     const vf_hparams *hp = vf_model_hparams(m);
-    if (tp <= 1 || !hp)
-        return true;
-    if (hp->n_heads && hp->n_heads % tp)
-        return false;
-    if (hp->n_kv_heads && hp->n_kv_heads % tp && tp % hp->n_kv_heads)
-        return false;
-    return true;
+    char why[VF_NOTE_LEN];
+    return tp <= 1 || !hp || vf__vllm_layout_ok(hp, tp, o->ep > 1, why, sizeof why);
 }
 
 static void set_gpus(vf__fit_ctx *c, vf_estimate_opts *o, uint32_t n, uint32_t tp, uint32_t pp)
@@ -248,7 +244,7 @@ static bool min_gpus_infer(vf__fit_ctx *c, vf_estimate_opts *o, uint64_t gpu_byt
     bool llama = o->runtime == VF_RUNTIME_LLAMACPP;
     uint32_t best_tp = 1;
     for (uint32_t n = 1; n <= (llama ? VF_MAX_SPLIT : per_node); n++) {
-        if (!llama && !tp_valid(c->m, n))
+        if (!llama && !tp_valid(c->m, o, n))
             continue;
         best_tp = n;
         set_gpus(c, o, n, llama ? 1 : n, 1);
@@ -361,13 +357,13 @@ void vf__fit_spread(const vf_model *m, vf_estimate_opts *o, uint32_t n, uint32_t
         if (o->runtime == VF_RUNTIME_LLAMACPP) {
             if (!o->infer.n_split)
                 vf__split_layers_evenly(o, n);
-        } else if (tp_valid(m, n) && n <= per_node) {
+        } else if (tp_valid(m, o, n) && n <= per_node) {
             o->tp = n;
         } else {
             /* tensor parallel inside a node, pipeline stages across */
             uint32_t tp = 1;
             for (uint32_t t = per_node < n ? per_node : n; t >= 1; t--)
-                if (n % t == 0 && tp_valid(m, t)) {
+                if (n % t == 0 && tp_valid(m, o, t)) {
                     tp = t;
                     break;
                 }

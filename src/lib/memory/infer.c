@@ -36,10 +36,17 @@ vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf_status hs = vf__hparams_check(vf_model_hparams(m), vf_model_source(m), err);
     if (hs != VF_OK)
         return hs;
+    const vf__runtime *rt = vf__runtime_of(o->runtime);
+    /* expert parallel is priced where an engine has it: vLLM's
+     * --enable-expert-parallel (vllm.c) and training; llama.cpp, transformers
+     * and the plain sum have no such layout */
+    if (o->ep > 1 && !rt->expert_parallel)
+        return vf__err(err, VF_EINVAL, "--ep",
+                       "expert parallel is modelled for vLLM (--enable-expert-parallel) and training only: this "
+                       "runtime has no expert-parallel layout");
     out->mode = VF_MODE_INFERENCE;
     out->runtime = o->runtime;
     out->starts = true;
-    const vf__runtime *rt = vf__runtime_of(o->runtime);
     vf_status st = rt->infer(m, o, out, err);
     if (st == VF_OK && !rt->sizes_extras) {
         vf__extras x;

@@ -60,6 +60,7 @@ typedef struct vf__wlayers {
     size_t n_mtp;
     uint32_t n_layers;
     uint64_t *sh, *rep;                     /* per block */
+    uint64_t *ex;                           /* per block: the routed experts' share of sh */
     uint64_t part_sh[VF__WP_COUNT], part_rep[VF__WP_COUNT];
     struct vf__wlayers *next;
 } vf__wlayers;
@@ -207,6 +208,7 @@ typedef struct vf__vllm_graph_cfg {
     uint64_t v0_max;      /* V0's largest batch size: 256 (0.6.x) or 512 */
     uint64_t a;           /* activation bytes per element */
     uint32_t tp, layers;  /* the rank's layers (its pipeline stage) */
+    uint32_t moe_tp;      /* the experts' split: tp, or 1 under expert parallel */
     vf__vg_mode mode;
 } vf__vllm_graph_cfg;
 typedef struct vf__vllm_graphs {
@@ -224,7 +226,7 @@ VF_HIDDEN const char *vf__mxfp4_backend_name(vf__mxfp4_backend b);
 /* The driver bytes one layer adds to every captured size. */
 VF_HIDDEN uint64_t vf__vllm_graph_layer_bytes(const vf_hparams *hp);
 /* The forward's transients over tokens tokens on one of tp ranks. */
-VF_HIDDEN uint64_t vf__vllm_fwd_bytes(const vf_hparams *hp, uint64_t tokens, uint32_t tp, uint64_t a);
+VF_HIDDEN uint64_t vf__vllm_fwd_bytes(const vf_hparams *hp, uint64_t tokens, uint32_t tp, uint32_t moe_tp, uint64_t a);
 
 /* ---- runtime profiles ---- */
 /* An engine the memory model prices (runtimes.c: one row each). */
@@ -238,6 +240,7 @@ typedef struct vf__runtime {
     bool sizes_extras;        /* sizes the serving extras itself, before its KV pool (vLLM) */
     bool extras_on_first_gpu; /* the extras sit on the first device of a layer split (llama.cpp) */
     bool metal;               /* has an Apple Metal backend */
+    bool expert_parallel;     /* has an expert-parallel layout (vLLM --enable-expert-parallel) */
 } vf__runtime;
 /* The row of r (the plain sum's for a value no row has). */
 VF_HIDDEN const vf__runtime *vf__runtime_of(vf_runtime r);

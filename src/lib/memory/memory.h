@@ -68,6 +68,10 @@ struct vf_estimate {
 /* Appends "fmt" to e->assumptions / e->explain (silently drops past VF_MAX_NOTES). */
 VF_HIDDEN void vf__assume(vf_estimate *e, const char *fmt, ...) VF_PRINTF(2, 3);
 VF_HIDDEN void vf__explain(vf_estimate *e, const char *fmt, ...) VF_PRINTF(2, 3);
+/* vLLM's start-up checks of a layout (vllm/vllm_layout.c): false, with the
+ * engine's own message in why, when it refuses tensor parallel tp (with
+ * --enable-expert-parallel when ep). */
+VF_HIDDEN bool vf__vllm_layout_ok(const vf_hparams *hp, uint32_t tp, bool ep, char *why, size_t n);
 VF_HIDDEN vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err);
 VF_HIDDEN vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err);
 /* The memory model on open models (estimate.c); vf_estimate_run opens the

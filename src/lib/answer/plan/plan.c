@@ -88,6 +88,11 @@ static void emit_vllm(vf__sbuf *b, const char *ref, const vf_estimate_opts *o, c
     vf__put(b, " --tensor-parallel-size %u", tp);
     if (pp > 1)
         vf__put(b, " --pipeline-parallel-size %u", pp);
+    if (o->ep > 1) { /* the expert group is tp x dp (vllm_layout.c, vllm.c expert_parallel) */
+        if (o->ep / tp > 1)
+            vf__put(b, " --data-parallel-size %u", o->ep / tp);
+        vf__put(b, " --enable-expert-parallel");
+    }
     if (len)
         vf__put(b, " --max-model-len %llu", (unsigned long long)len);
     vf__put(b, " --gpu-memory-utilization %.2f", util);

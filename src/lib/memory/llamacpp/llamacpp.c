@@ -4,7 +4,9 @@
  * llama-kv-cache-iswa.cpp, llama-model.cpp) and checked against
  * tests/reference/llamacpp/results.json. */
 #include "memory/infer.h"
+#include "memory/llamacpp/tensor_place.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define PAD(x, n) ((((x) + (n) - 1) / (n)) * (n))
@@ -38,6 +40,10 @@ typedef struct lc_run {
     double cum[VF_MAX_SPLIT];
     /* placement */
     uint64_t dev_model[VF_MAX_SPLIT], dev_kv[VF_MAX_SPLIT], host_model, host_kv;
+    /* tensors the overrides put in host memory, and the op-offload copies of
+     * them ggml-cuda makes: per device, the most one layer's take */
+    uint64_t overridden_host, dev_offload[VF_MAX_SPLIT];
+    uint32_t n_overridden;
     uint64_t swa_cells, kv_total, kv_full_cells;
     /* ggml-alloc's compute buffer moments and the output buffer */
     uint64_t logits_phase, attn_phase, ffn_phase, compute, output;
@@ -143,6 +149,25 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
     vf_status st = vf__pricer_init(&pr, m, o->weights, VF_DTYPE_UNKNOWN, err);
     if (st != VF_OK)
         return st;
+    vf__lc_overrides *ov = calloc(1, sizeof *ov);
+    if (!ov) {
+        vf__pricer_free(&pr);
+        return vf__err(err, VF_ENOMEM, "", "out of memory");
+    }
+    if ((st = vf__lc_overrides_parse(o->tensor_overrides, r->n_dev, ov, err)) != VF_OK) {
+        free(ov);
+        vf__pricer_free(&pr);
+        return st;
+    }
+    uint64_t *layer_host = r->nl ? calloc(r->nl, sizeof *layer_host) : NULL;
+    int *layer_dev = r->nl ? calloc(r->nl, sizeof *layer_dev) : NULL;
+    if (r->nl && (!layer_host || !layer_dev)) {
+        free(layer_host), free(layer_dev), vf__lc_overrides_free(ov), free(ov);
+        vf__pricer_free(&pr);
+        return vf__err(err, VF_ENOMEM, "", "out of memory");
+    }
+    for (uint32_t l = 0; l < r->nl; l++)
+        layer_dev[l] = layer_device(l, r->nl, r->ngl, r->n_dev, r->cum);
     bool has_output = false;
     uint64_t embd_bytes = 0;
     for (size_t i = 0; i < m->n_tensors; i++) {
@@ -163,10 +188,32 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
             if (t->role == VF_ROLE_OUTPUT)
                 has_output = true;
         }
+        int odev;
+        if (vf__lc_override_dev(ov, m, t, &odev)) {
+            r->n_overridden++;
+            if (odev < 0 && dev >= 0 && t->layer >= 0 && (uint32_t)t->layer < r->nl && t->n_dims >= 2) {
+                r->overridden_host = vf__sadd(r->overridden_host, b);
+                layer_host[t->layer] = vf__sadd(layer_host[t->layer], b);
+            }
+            dev = odev;
+        }
         lc_put(r->dev_model, &r->host_model, dev, b);
         lc_note_matrix(r, &m->hp, t, dev, b);
     }
     vf__pricer_free(&pr);
+    /* op offload (ggml-backend.c's scheduler with op_offload on, the
+     * default; ggml-cuda offload_op: batch >= 32): a host weight's matmul
+     * runs on the GPU of its layer, the weight copied into that device's
+     * compute buffer as a split input, alive through its split: one
+     * layer's overridden matrices at a time, the largest such layer */
+    if (r->n_ubatch >= 32)
+        for (uint32_t l = 0; l < r->nl; l++)
+            if (layer_dev[l] >= 0 && layer_host[l] > r->dev_offload[layer_dev[l]])
+                r->dev_offload[layer_dev[l]] = layer_host[l];
+    free(layer_host);
+    free(layer_dev);
+    vf__lc_overrides_free(ov);
+    free(ov);
     if (!has_output && r->out_dev >= 0 && m->hp.tie_word_embeddings) {
         lc_put(r->dev_model, &r->host_model, r->out_dev, embd_bytes); /* TENSOR_DUPLICATED output copy */
         for (size_t i = 0; i < m->n_tensors; i++) /* ... and its matmul on that device */
@@ -254,7 +301,8 @@ static void lc_compute(const vf_hparams *hp, lc_run *r)
  * device, the layers' part elsewhere. */
 static uint64_t lc_dev_compute(const lc_run *r, uint32_t d)
 {
-    return (int)d == r->out_dev ? r->compute : (r->attn_phase > r->ffn_phase ? r->attn_phase : r->ffn_phase);
+    uint64_t c = (int)d == r->out_dev ? r->compute : (r->attn_phase > r->ffn_phase ? r->attn_phase : r->ffn_phase);
+    return vf__sadd(c, r->dev_offload[d]);
 }
 
 /* ggml-cuda's context, cuBLAS workspace and pool on each device. */
@@ -279,7 +327,7 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
         if (here > peak)
             peak = here, peak_dev = d;
         tot = vf__sadd(tot, vf__sadd(vf__sadd(r->dev_model[d], r->dev_kv[d]),
-                                     vf__sadd((int)d == r->out_dev ? r->compute : 0, ctxb)));
+                                     vf__sadd(vf__sadd((int)d == r->out_dev ? r->compute : 0, r->dev_offload[d]), ctxb)));
         all_model = vf__sadd(all_model, r->dev_model[d]);
     }
     e->gpus = r->n_dev ? r->n_dev : 1;
@@ -349,6 +397,16 @@ static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_infer_opts 
         else if (vf__gpu_generation(io->gpu_name) == VF_GEN_UNKNOWN)
             vf__assume(e, "matmuls = device generation unknown: MMQ taken (Turing or newer); before Turing a "
                           "prompt's quantized matmul holds its weight in f16 in the pool");
+    }
+    if (r->n_overridden) {
+        uint64_t off = 0;
+        for (uint32_t d = 0; d < r->n_dev; d++)
+            off = r->dev_offload[d] > off ? r->dev_offload[d] : off;
+        vf__assume(e, "tensor overrides: %u tensors placed by -ot/--cpu-moe/--n-cpu-moe (first match wins), %.2f GiB "
+                      "of layer weights in host memory; op offload copies up to %.2f GiB of one layer's into the "
+                      "GPU's compute buffer (n_ubatch %llu %s 32)",
+                   r->n_overridden, (double)r->overridden_host / (1 << 30), (double)off / (1 << 30),
+                   (unsigned long long)r->n_ubatch, r->n_ubatch >= 32 ? ">=" : "<");
     }
     vf__explain(e, "context = sum over %u layers of cells x (row_size(%s, K) + row_size(%s, V)), %llu cells "
                 "for full layers = %llu B", r->nl, vf_dtype_get(r->kt)->name, vf_dtype_get(r->vt)->name,

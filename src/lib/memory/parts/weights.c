@@ -169,6 +169,14 @@ static int outside_part(const vf_tensor *t)
 
 /* Prices every tensor once under a scheme: the whole-model sums and each
  * block's share (what a pipeline stage adds up). */
+/* A routed expert's tensor, its quantization scales included (which the
+ * classifier calls quant_aux). */
+static bool routed_expert(const vf_tensor *t)
+{
+    return t->role == VF_ROLE_EXPERT ||
+           (t->role == VF_ROLE_QUANT_AUX && (strstr(t->name, ".experts.") || strstr(t->name, "_exps")));
+}
+
 vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep, vf__wlayers *L, vf_error *err)
 {
     vf__wprice *w = &L->w;
@@ -186,7 +194,8 @@ vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep
     L->n_layers = nl;
     L->sh = nl ? calloc(nl, sizeof *L->sh) : NULL;
     L->rep = nl ? calloc(nl, sizeof *L->rep) : NULL;
-    if (nl && (!L->sh || !L->rep)) {
+    L->ex = nl ? calloc(nl, sizeof *L->ex) : NULL;
+    if (nl && (!L->sh || !L->rep || !L->ex)) {
         vf__pricer_free(&pr);
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     }
@@ -220,6 +229,8 @@ vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep
         else
             slot = sharded ? &L->part_sh[outside_part(t)] : &L->part_rep[outside_part(t)];
         *slot = vf__sadd(*slot, b);
+        if (sharded && t->layer >= 0 && (uint32_t)t->layer < nl && routed_expert(t))
+            L->ex[t->layer] = vf__sadd(L->ex[t->layer], b);
     }
     vf__pricer_free(&pr);
     w->bits = w->params ? 8.0 * (double)w->bytes / (double)w->params : 0;

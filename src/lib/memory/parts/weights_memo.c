@@ -26,6 +26,7 @@ static void entry_free(vf__wlayers *l)
 {
     free(l->sh);
     free(l->rep);
+    free(l->ex);
     free(l);
 }
 

@@ -88,9 +88,12 @@ void vf__pp_indices(uint32_t layers, uint32_t rank, uint32_t pp, uint32_t *start
  * dtypes, the split. */
 typedef struct vcfg {
     bool is_v1, big;
+    int minor;             /* the 0.x release asked for (0: current) */
     bool v019; /* 0.19+ (and the current version): the profile vLLM 0.19 logs (profile_peaks) */
     bool graphs_in_budget; /* 0.21+: the graphs' estimate is taken out of the KV budget */
     uint32_t tp, pp;
+    uint32_t ep, dp;       /* --enable-expert-parallel: the expert group (tp x dp ranks); 0 = off */
+    uint32_t moe_tp;       /* how many ways a rank's experts are split: tp, or 1 under expert parallel */
     double util;
     uint64_t gpu_bytes, mml, mnbt, mns, seqs, requested, swa_tok, a, rope, non_torch, overhead, graphs, ctx;
     char ctx_why[VF_NOTE_LEN];
@@ -123,7 +126,8 @@ static void graphs(const vf_hparams *hp, const vf_infer_opts *io, vcfg *c, int m
         vf__pp_indices(hp->n_layers, r, c->pp, &s, &e);
         layers = e - s > layers ? e - s : layers;
     }
-    vf__vllm_graph_cfg g = {.mns = c->mns, .mnbt = c->mnbt, .a = c->a, .tp = c->tp, .layers = layers};
+    vf__vllm_graph_cfg g = {.mns = c->mns, .mnbt = c->mnbt, .a = c->a, .tp = c->tp, .layers = layers,
+                            .moe_tp = c->moe_tp};
     g.mode = !c->is_v1 ? VF__VG_V0 : current || minor >= 11 ? VF__VG_FULL_AND_PIECEWISE : VF__VG_PIECEWISE;
     g.v0_max = major == 0 && minor < 7 && !current ? 256 : 512;
     if (strcmp(hp->architecture, "gpt_oss") == 0 && (current || minor >= 12))
@@ -131,18 +135,49 @@ static void graphs(const vf_hparams *hp, const vf_infer_opts *io, vcfg *c, int m
     vf__vllm_graph_bytes(hp, &g, &c->gr);
 }
 
+/* --enable-expert-parallel (vllm/model_executor/layers/fused_moe/config.py
+ * FusedMoEParallelConfig.make, 0.8+): the MoE layers run expert parallel
+ * over every rank of the tensor- and data-parallel groups, ep = tp x dp (the
+ * flag takes no size), each rank holding whole experts, not a 1/tp slice of
+ * every one: E / ep of them, the first E mod ep ranks one more
+ * (determine_expert_map); attention stays tensor parallel. */
+static vf_status expert_parallel(const vf_hparams *hp, const vf_estimate_opts *o, vcfg *c, vf_error *err)
+{
+    uint32_t group = c->tp * c->pp;
+    c->dp = o->gpus > group ? o->gpus / group : 1;
+    if (o->ep != c->tp * c->dp)
+        return vf__err(err, VF_EINVAL, "--ep",
+                       "vLLM's expert-parallel size is tensor parallel x data parallel (--enable-expert-parallel "
+                       "takes no size): %u x %u = %u here, not %u",
+                       c->tp, c->dp, c->tp * c->dp, o->ep);
+    if (hp->n_experts >= 2 && !c->is_v1 && c->minor < 8)
+        return vf__err(err, VF_EINVAL, "--ep", "--enable-expert-parallel is modelled from vLLM 0.8 on, not %s",
+                       o->infer.vllm_version);
+    c->ep = o->ep;
+    return VF_OK;
+}
+
 static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf__wprice *w, vcfg *c, vf_error *err)
 {
     const vf_hparams *hp = &m->hp;
     const vf_infer_opts *io = &o->infer;
     int major, minor;
+    vf_status st;
     memset(c, 0, sizeof *c);
     c->is_v1 = v1(io->vllm_version, &major, &minor);
+    c->minor = major > 0 ? 0 : minor;
     c->v019 = !io->vllm_version[0] || major > 0 || minor >= 19;
     c->tp = o->tp ? o->tp : 1;
     c->pp = o->pp ? o->pp : 1;
     if (c->pp > (hp->n_layers ? hp->n_layers : 1))
         return vf__err(err, VF_EINVAL, "--pp", "%u pipeline stages for %u layers", c->pp, hp->n_layers);
+    if (o->ep > 1 && (st = expert_parallel(hp, o, c, err)) != VF_OK)
+        return st;
+    c->moe_tp = c->ep > 1 ? 1 : c->tp;
+    char why[VF_NOTE_LEN];
+    if (!vf__vllm_layout_ok(hp, c->tp, c->ep > 1, why, sizeof why))
+        return vf__err(err, VF_EINVAL, "--tp", "vLLM refuses tensor parallel %u for this model at start-up: %s", c->tp,
+                       why);
     c->util = io->gpu_util > 0 ? io->gpu_util : 0.9;
     c->gpu_bytes = o->gpu_bytes;
     /* --context stands for max_model_len when that is not given: the
@@ -225,10 +260,19 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
 static uint64_t stage_weights(const vf_model *m, const vf__wlayers *L, const vcfg *c, uint32_t rank,
                               const vstage *s)
 {
-    uint64_t sh = 0, rep = 0;
+    uint64_t sh = 0, rep = 0, ex = 0;
     for (uint32_t l = s->start; l < s->end && l < L->n_layers; l++) {
         sh = vf__sadd(sh, L->sh[l]);
         rep = vf__sadd(rep, L->rep[l]);
+        ex = vf__sadd(ex, L->ex[l]);
+    }
+    /* expert parallel: the routed experts leave the tensor-parallel share
+     * for whole experts, ceil(E / ep) of E on the busiest rank */
+    uint64_t experts = 0;
+    if (c->ep > 1 && m->hp.n_experts >= 2) {
+        sh -= ex;
+        uint64_t local = (m->hp.n_experts + c->ep - 1) / c->ep;
+        experts = (uint64_t)((double)ex * (double)local / (double)m->hp.n_experts);
     }
     bool first = rank == 0, last = rank + 1 == c->pp;
     if (first) {
@@ -241,7 +285,7 @@ static uint64_t stage_weights(const vf_model *m, const vf__wlayers *L, const vcf
         if (!first && m->hp.tie_word_embeddings && !L->part_sh[VF__WP_HEAD])
             sh = vf__sadd(sh, L->part_sh[VF__WP_EMBED]);
     }
-    return vf__sadd(vf__sadd(rep, sh / c->tp), c->rope);
+    return vf__sadd(vf__sadd(vf__sadd(rep, sh / c->tp), experts), c->rope);
 }
 
 /* The MXFP4 layout's extra bytes over a stage's MoE layers. */
@@ -350,7 +394,7 @@ static uint64_t moe_workspace(const vf_hparams *hp, const vcfg *c, bool mxfp4)
     if (!c->v019 || !c->is_v1 || hp->n_experts < 2 || mxfp4)
         return 0;
     uint64_t k = hp->n_experts_active ? hp->n_experts_active : 1, K = hp->hidden_size;
-    uint64_t N = 2 * ((hp->moe_intermediate_size ? hp->moe_intermediate_size : vf__hp_ff(hp)) / c->tp);
+    uint64_t N = 2 * ((hp->moe_intermediate_size ? hp->moe_intermediate_size : vf__hp_ff(hp)) / c->moe_tp);
     uint64_t w = (N / 2 > K ? N / 2 : K) + (N > K ? N : K);
     return vf__smul(vf__smul(vf__smul(c->mnbt, k), w), c->a);
 }
@@ -375,7 +419,7 @@ static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const v
 {
     uint64_t h = hp->hidden_size, V = hp->vocab_size, a = c->a;
     bool light = c->v019 && c->is_v1;
-    p->fwd = vf__vllm_fwd_bytes(hp, c->mnbt, c->tp, a);
+    p->fwd = vf__vllm_fwd_bytes(hp, c->mnbt, c->tp, c->moe_tp, a);
     p->moe_ws = moe_workspace(hp, c, mxfp4);
     if (light) /* one more hidden-size tensor; an MoE layer's caches are its workspace */
         p->fwd = p->moe_ws ? vf__smul(vf__smul(c->mnbt, 4 * h), a) : vf__sadd(p->fwd, vf__smul(vf__smul(c->mnbt, h), a));
@@ -417,8 +461,15 @@ static uint32_t size_pools(const vcfg *c, vstage *st, vf_estimate *e)
          * full-attention layers only */
         uint64_t per_block = s->full_page ? s->full_page : s->page;
         s->tokens = per_block ? s->pool / per_block * c->bs : 0;
-        if (c->hybrid && !c->hy.attn_groups && s->page)
-            s->tokens = s->pool / s->page * c->mml; /* attention-free: one block per request, any length */
+        /* hybrids: what vLLM prints as "GPU KV cache size" (v1/core/
+         * kv_cache_utils.py _report_kv_cache_config): num_blocks // groups x
+         * block_size, the blocks shared out evenly over every KV-cache group,
+         * recurrent ones included; attention-free, a block per request of any
+         * length (block_size = max_model_len) */
+        if (c->hybrid && s->page) {
+            uint64_t groups = c->hy.attn_groups + c->hy.rec_groups;
+            s->tokens = s->pool / s->page / (groups ? groups : 1) * (c->hy.attn_groups ? c->bs : c->mml);
+        }
         s->conc = s->need ? (double)s->pool / (double)s->need : 0;
         s->total = vf__sadd(vf__sadd(s->weights, s->pool), vf__sadd(s->act, c->overhead));
         if (s->total > st[busiest].total)
@@ -443,6 +494,10 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
                    "%u-%u%s), every rank the same number of KV blocks",
                    busiest + 1, c->pp, s->start, s->end - 1,
                    busiest == 0 ? ", the embeddings" : busiest + 1 == c->pp ? ", the norm and head" : "");
+    if (c->ep > 1)
+        vf__assume(e, "expert parallel (--enable-expert-parallel): %u ranks = tp %u x dp %u, the busiest holding %u of "
+                      "%u whole experts per MoE layer (fused_moe determine_expert_map); attention tensor parallel %u",
+                   c->ep, c->tp, c->dp, (hp->n_experts + c->ep - 1) / c->ep, hp->n_experts, c->tp);
     vf__assume(e, "rotary cos/sin cache = %llu B added to the weights", (unsigned long long)c->rope);
     if (hp->sliding_window)
         vf__assume(e, "sliding-window layers: %llu tokens per request (window - 1 + max_num_batched_tokens)",
@@ -487,9 +542,12 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
                 (unsigned long long)p->sort_tmp,
                 (unsigned long long)p->samp, c->pp > 1 && busiest + 1 != c->pp ? ", on the last rank only" : "",
                 (unsigned long long)p->ws, mws, (unsigned long long)s->act);
-    vf__explain(e, "kv tokens = floor(pool / %llu B per %llu-token block) x %llu = %llu; concurrency = pool / %llu B "
+    char per_group[48] = "";
+    if (c->hybrid)
+        snprintf(per_group, sizeof per_group, " / %u groups", c->hy.attn_groups + c->hy.rec_groups);
+    vf__explain(e, "kv tokens = floor(pool / %llu B per %llu-token block)%s x %llu = %llu; concurrency = pool / %llu B "
                 "per max_model_len request = %.2f",
-                (unsigned long long)(s->full_page ? s->full_page : s->page), (unsigned long long)c->bs,
+                (unsigned long long)(s->full_page ? s->full_page : s->page), (unsigned long long)c->bs, per_group,
                 (unsigned long long)c->bs, (unsigned long long)s->tokens,
                 (unsigned long long)s->need, s->conc);
 }
@@ -561,6 +619,20 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         total = vf__sadd(total, vf__smul(stages[r].total, c.tp));
         page = vf__sadd(page, stages[r].page);
     }
+    /* hybrids with CUDA graphs: every decode sequence of a full graph takes
+     * one block as its recurrent state, so vLLM stops when max_num_seqs
+     * exceeds the pool's blocks (config/compilation.py
+     * resolve_cudagraph_mode_and_sizes; seen from 0.27, taken for 0.27+ and
+     * the current version) */
+    uint64_t blocks = b->page ? b->pool / b->page : 0;
+    if (e->starts && c.hybrid && c.hy.rec_groups && !o->infer.enforce_eager && c.is_v1 &&
+        (c.minor == 0 || c.minor >= 27) && c.mns > blocks) {
+        e->starts = false;
+        snprintf(e->reason, sizeof e->reason,
+                 "max_num_seqs (%llu) exceeds available Mamba cache blocks (%llu): each decode sequence needs one "
+                 "(lower --max-num-seqs or --enforce-eager)",
+                 (unsigned long long)c.mns, (unsigned long long)blocks);
+    }
     if (e->starts && conc < 1.0) {
         e->starts = false;
         uint64_t fit = b->full_page ? b->pool / b->full_page * c.bs : 0;
@@ -593,6 +665,10 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
                    (unsigned long long)c.hy.state_page, (unsigned long long)c.hy.block,
                    c.hy.attn_groups + c.hy.rec_groups, c.hy.group, c.hy.attn_groups, c.hy.rec_groups,
                    (unsigned long long)(c.hy.page / c.hy.group));
+    if (c.hybrid)
+        vf__assume(e, "kv_cache_tokens = blocks / %u groups x block as vLLM prints it: recurrent groups share the "
+                      "count, though a request needs only one block in each; max_concurrency is the capacity",
+                   c.hy.attn_groups + c.hy.rec_groups);
     e->weight_bits = w.bits;
     e->pp_stages = c.pp;
     e->busiest_stage = busiest;

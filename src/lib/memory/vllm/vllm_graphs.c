@@ -16,13 +16,13 @@
  * output (h), x a bytes; MoE: fused_moe's caches tokens x top_k x
  * (3 moe_ff/tp + h), the larger of the two. The profile run prices this at
  * max_num_batched_tokens, the graph pool at the largest capture size. */
-uint64_t vf__vllm_fwd_bytes(const vf_hparams *hp, uint64_t tokens, uint32_t tp, uint64_t a)
+uint64_t vf__vllm_fwd_bytes(const vf_hparams *hp, uint64_t tokens, uint32_t tp, uint32_t moe_tp, uint64_t a)
 {
-    uint64_t t = tp ? tp : 1, h = hp->hidden_size, ff = vf__hp_ff(hp) / t;
+    uint64_t t = tp ? tp : 1, mt = moe_tp ? moe_tp : 1, h = hp->hidden_size, ff = vf__hp_ff(hp) / t;
     uint64_t fwd = vf__smul(vf__smul(tokens, a), vf__sadd(3 * h, 3 * ff));
     if (hp->n_experts && hp->moe_intermediate_size) {
         uint64_t k = hp->n_experts_active ? hp->n_experts_active : 1;
-        uint64_t moe = vf__smul(vf__smul(tokens, k), vf__smul(a, vf__sadd(3 * (hp->moe_intermediate_size / t), h)));
+        uint64_t moe = vf__smul(vf__smul(tokens, k), vf__smul(a, vf__sadd(3 * (hp->moe_intermediate_size / mt), h)));
         if (moe > fwd)
             fwd = moe;
     }
@@ -107,7 +107,7 @@ void vf__vllm_graph_bytes(const vf_hparams *hp, const vf__vllm_graph_cfg *c, vf_
     if (c->mode == VF__VG_V0) {
         g->pool = vf__smul(vf__smul(g->largest, hr), full_b);
     } else {
-        g->pool = vf__smul(2, vf__vllm_fwd_bytes(hp, g->largest, c->tp, c->a));
+        g->pool = vf__smul(2, vf__vllm_fwd_bytes(hp, g->largest, c->tp, c->moe_tp, c->a));
         uint64_t fp = vf__smul(vf__smul(full_largest, hr), full_b);
         if (fp > g->pool)
             g->pool = fp;

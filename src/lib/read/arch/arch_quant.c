@@ -152,6 +152,8 @@ vf_status vf__quant_parse(vf__ab *b, const json_t *qc)
         }
         b->q.block[0] = (uint32_t)b0;
         b->q.block[1] = (uint32_t)b1;
+        b->m->hp.quant_block_n = (uint32_t)b0;
+        b->m->hp.quant_block_k = (uint32_t)b1;
         const char *act = vf__cfg_str(qc, "activation_scheme");
         b->q.static_input = act && strcmp(act, "static") == 0;
         b->q.skip = json_object_get(qc, "modules_to_not_convert");
