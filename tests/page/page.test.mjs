@@ -414,18 +414,11 @@ const r4090 = g4090.find(g => g.name === 'RTX 4090');
 check('the GPU view shows the GPU: memory and throughput from gpus --json', await page.$eval('#gpu-facts [data-fact=memory]', e => e.textContent) === gibs(r4090.memory_bytes)
   && await page.$eval('#gpu-facts [data-fact=bf16]', e => e.textContent) === r4090.tflops.bf16.toFixed(1) + ' TFLOPS', 'facts');
 await page.screenshot({ path: join(SHOTS, 'page-gpu-view.png') });
-before = await ready(page);
-await page.selectOption('#k-runtime', 'vllm');
-await waitUpdate(page, before);
-before = await ready(page);
-await page.fill('#k-context', '8192');
-await waitUpdate(page, before);
-before = await ready(page);
-await page.selectOption('#k-task', 'chat');
-await waitUpdate(page, before);
-before = await ready(page);
-await page.selectOption('#k-max-params', '8000000000');
-await waitUpdate(page, before);
+for (const [sel, v] of [['#k-runtime', 'vllm'], ['#k-context', '8192'], ['#k-task', 'chat'], ['#k-max-params', '8000000000']]) {
+  before = await ready(page);
+  await (sel === '#k-context' ? page.fill(sel, v) : page.selectOption(sel, v));
+  await waitUpdate(page, before);
+}
 const last = asked[asked.length - 1];
 check('the filters (runtime, context, task, size) go to models --fits and into the link', last.get('runtime') === 'vllm' && last.get('context') === '8192' && last.get('task') === 'chat'
   && last.get('max-params') === '8000000000' && new URL(page.url()).searchParams.get('task') === 'chat' && !new URL(page.url()).searchParams.get('model'), `${last} ${page.url()}`);
