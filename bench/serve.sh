@@ -6,19 +6,8 @@
 B=${BUILD:-build}
 LOAD="$B/bench/serve_load"
 [ -x "$LOAD" ] || { echo "bench/serve.sh: $LOAD not built (make bench)"; exit 1; }
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-: >"$TMP/serve.err"
-"$B/vramfit" serve --addr 127.0.0.1:0 2>"$TMP/serve.err" &
-pid=$!
-port=""
-i=0
-while [ $i -lt 100 ] && [ -z "$port" ]; do
-    port=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve.err")
-    sleep 0.1
-    i=$((i + 1))
-done
-[ -n "$port" ] || { echo "bench/serve.sh: the server did not start: $(head -c 200 "$TMP/serve.err")"; kill $pid; exit 1; }
+. bench/serve.inc
+start_serve
 M="model=meta-llama/Llama-3.1-70B&runtime=vllm&context=8192"
 set -- "/api/estimate?$M&gpu=H100x2" "/api/fit?$M&gpu=H100x2" "/api/fit?$M" "/api/sweep?$M&gpu=H100x2&over=context" \
     "/api/plan?$M&gpu=H100x2&emit=vllm"

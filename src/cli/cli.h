@@ -97,6 +97,8 @@ typedef struct vf_cli_fit_args {
 } vf_cli_fit_args;
 /* fit's, plan's and sweep's own options (before the knobs' tables). */
 extern const struct option vf_cli_fit_options[];
+/* models' options (args/models_args.c), read by its parser and /api/models. */
+extern const struct option vf_cli_models_options[];
 /* estimate's own options (--train, --json, --explain, --units, --help). */
 extern const struct option vf_cli_estimate_cmd_options[];
 /* Parses fit/plan/sweep arguments; returns -1 to go on, else an exit code. */

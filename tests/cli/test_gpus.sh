@@ -42,3 +42,8 @@ if [ -f "$FAKE_NVML" ]; then
     check_err "fit --local: no devices" 5 "no gpus found" env FAKE_NVML_FAIL_INIT=1 "$VF" fit x --local
     unset VF_NVML_LIBRARY
 fi
+# A throughput the catalog lacks (0 in the JSON: unknown or unsupported) is a dash, never 0.0:
+# A10G's fp16 (the catalog has no figure) and the RTX 2060's fp8 (Turing has no fp8).
+check_out "gpus: an unknown TFLOPS figure is a dash" 0 "A10G  *22.30 GiB  *600  *—  *—  *—  *—" "$VF" gpus
+check_out "gpus: a known one next to an unknown" 0 "RTX 2060  *5.76 GiB  *336  *25.8  *—  *—  *103.2" "$VF" gpus
+if "$VF" gpus | grep -q ' 0\.0 '; then fail "gpus: no 0.0 throughput" "$("$VF" gpus | grep ' 0\.0 ' | head -1)"; else ok "gpus: no 0.0 throughput"; fi

@@ -41,6 +41,16 @@ static json_t *gpu_json(const vf_gpu *g)
     return j;
 }
 
+/* A throughput column, 8 wide: the figure, or an em dash where the catalog has
+ * none (0 there means unknown or unsupported, never a rate of zero). */
+static void throughput_cell(double v, char *out, size_t cap)
+{
+    if (v > 0)
+        snprintf(out, cap, "%8.1f", v);
+    else
+        snprintf(out, cap, "%7s\xe2\x80\x94", ""); /* 7 spaces + one 3-byte, 1-column character */
+}
+
 static int list_local(bool json, vf_units u)
 {
     vf_local_gpu devs[64];
@@ -124,15 +134,18 @@ int cmd_gpus(int argc, char **argv)
         json_object_set_new(j, "gpus", arr);
         return vf_print_json(j);
     }
-    char b[32];
+    char b[32], t[4][16];
     printf("%-26s %11s %9s %8s %8s %8s %8s  %s\n", "name", "memory", "GB/s", "fp16", "bf16", "fp8", "int8",
            "interconnect");
     for (size_t i = 0; i < n; i++) {
         const vf_gpu *g = vf_gpu_get(i);
-        printf("%-26s %11s %9.0f %8.1f %8.1f %8.1f %8.1f  %s\n", g->name, vf_fmt_bytes(g->memory_bytes, u, b, sizeof b),
-               g->bandwidth_gbs, g->tflops_fp16, g->tflops_bf16, g->tflops_fp8, g->tops_int8, g->interconnect);
+        const double rates[4] = {g->tflops_fp16, g->tflops_bf16, g->tflops_fp8, g->tops_int8};
+        for (int k = 0; k < 4; k++)
+            throughput_cell(rates[k], t[k], sizeof t[k]);
+        printf("%-26s %11s %9.0f %s %s %s %s  %s\n", g->name, vf_fmt_bytes(g->memory_bytes, u, b, sizeof b),
+               g->bandwidth_gbs, t[0], t[1], t[2], t[3], g->interconnect);
     }
-    printf("\nMemory as the device reports it; throughput dense TFLOPS (int8: TOPS), 0 = not available.\n"
+    printf("\nMemory as the device reports it; throughput dense TFLOPS (int8: TOPS), \xe2\x80\x94 = not known or not supported.\n"
            "Sources and the rule for rows without a published figure: vramfit gpus --json.\n");
     return fflush(stdout) ? VF_EXIT_IO : VF_EXIT_OK;
 }

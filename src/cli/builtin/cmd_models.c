@@ -70,10 +70,7 @@ static int unknown_family(const char *want)
 
 int cmd_models(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"family", required_argument, 0, 'f'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    const struct option *opts = vf_cli_models_options;
     bool json = false;
     const char *family = NULL;
     int c;

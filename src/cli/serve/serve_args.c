@@ -26,6 +26,9 @@ static const struct option *const estimate_tables[] = {vf_cli_estimate_cmd_optio
                                                        vf_cli_train_options, NULL};
 static const struct option *const fit_tables[] = {vf_cli_fit_options, vf_cli_estimate_options, vf_cli_train_options,
                                                   NULL};
+/* models' own table: /api/models?family=F, and the reverse question's
+ * parameters (fits=GPU, ...) once 'vramfit models' takes them */
+static const struct option *const models_tables[] = {vf_cli_models_options, NULL};
 static const struct option *const no_tables[] = {NULL};
 
 const vf_serve_endpoint vf_serve_endpoints[] = {
@@ -34,7 +37,7 @@ const vf_serve_endpoint vf_serve_endpoints[] = {
     {"/api/plan", "plan", true, fit_tables},
     {"/api/sweep", "sweep", true, fit_tables},
     {"/api/inspect", "inspect", true, no_tables},
-    {"/api/models", "models", false, no_tables},
+    {"/api/models", "models", false, models_tables},
     {"/api/gpus", "gpus", false, no_tables},
     {NULL, NULL, false, NULL},
 };
