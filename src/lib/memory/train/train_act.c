@@ -183,11 +183,13 @@ static void recompute_kept(const vf__tarch *a, const vf__tcfg *c, vf_recompute r
     case VF_RECOMPUTE_SELECTIVE:
         /* Korthikanti's selective recomputation drops the attention core's
          * s^2 terms (scores, softmax, dropout) and keeps everything else */
-        o->layer_kept = L - (attn == VF_ATTN_EAGER ? eager_scores(a, c, S, act, upcast) : 0);
+        o->scores_recomputed = attn == VF_ATTN_EAGER ? eager_scores(a, c, S, act, upcast) : 0;
+        o->layer_kept = L - o->scores_recomputed;
         break;
     case VF_RECOMPUTE_FULL:
         /* each block keeps only its input (the RNG state it stashes lives in host memory) */
         o->layer_kept = (uint64_t)r * T * h;
+        o->scores_recomputed = attn == VF_ATTN_EAGER ? eager_scores(a, c, S, act, upcast) : 0;
         /* HF builds an eager 4-D causal mask [1,1,s,s] that checkpointed blocks keep as input */
         if (attn == VF_ATTN_EAGER && a->rope)
             o->non_layer += sq * sq * r;

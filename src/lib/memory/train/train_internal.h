@@ -121,6 +121,7 @@ typedef struct vf__tacts {
     uint64_t held_after; /* this micro-batch's 4-bit matmul inputs, still alive after its backward */
     uint64_t scores_kept;/* of layer_kept: the s^2 terms eager attention saves (scores, softmax, dropout) */
     uint64_t ff_kept;    /* of layer: the dense MLP's intermediate-width tensors (tokens x ff) */
+    uint64_t scores_recomputed; /* of layer - layer_kept: the s^2 terms a checkpoint's rerun makes again */
 } vf__tacts;
 
 /* LitGPT's own terms (train_litgpt.c): one block's extra q/k/v-path saves, and
@@ -151,12 +152,15 @@ VF_HIDDEN void vf__train_place(const vf__tarch *a, const vf__tcfg *c, const vf_t
 VF_HIDDEN bool vf__deepspeed_states(const vf__tcfg *c, const vf_train_opts *t, const vf__tstates *s,
                                     uint64_t *gpu, uint64_t *cpu);
 
-/* One plain training step's allocations (no LoRA, ZeRO, offload or model
- * parallelism), played twice into the caching allocator (train_replay.c):
- * false when the layout is not one it replays. */
+/* One training step's allocations (plain, LoRA, QLoRA, ZeRO/FSDP, offload,
+ * recomputation, accumulation), played twice into the caching allocator
+ * (train_replay.c) on r->capacity when set; hold: bytes allocated once the
+ * weights are placed and held to the end (what the priced peak has beyond
+ * the replay's layout). false when the layout is not one it replays. */
 struct vf__replay;
 VF_HIDDEN bool vf__train_replay(struct vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a,
-                                const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws);
+                                const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws,
+                                uint64_t hold);
 
 /* The step's peak and its phase. */
 VF_HIDDEN uint64_t vf__train_peak(const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, vf_recompute rc,

@@ -251,6 +251,21 @@ static void save_block(step_ctx *x, tset *s)
     s->n = n1 + n2 + n3;
 }
 
+/* Recomputation: what a checkpoint drops of a block's saved set, made by its
+ * forward's rerun (the s^2 scores first, then hidden-sized tensors): during
+ * the forward freed at once, in the backward alive through the block's
+ * backward (torch.utils.checkpoint, reentrant or not: the same tensors). */
+static void recompute_block(step_ctx *x, tset *s)
+{
+    const vf__tacts *A = x->acts;
+    uint64_t drop = A->layer > A->layer_kept ? A->layer - A->layer_kept : 0;
+    uint64_t sc = A->scores_recomputed < drop ? A->scores_recomputed : drop;
+    size_t n1 = 0, n2 = 0;
+    vf__replay_pieces(x->r, sc, vf__smul(A->attn_scores, x->c->act), s->h, MAX_PIECES / 4, &n1);
+    vf__replay_pieces(x->r, drop - sc, x->u, s->h + n1, MAX_PIECES - n1, &n2);
+    s->n = n1 + n2;
+}
+
 /* A transient of bytes as tensors of piece bytes, made and freed. */
 static void transient(step_ctx *x, uint64_t bytes, uint64_t piece)
 {
@@ -315,6 +330,9 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
         vf__shard_gather(x, l + 1);
         dequantize_block(x, l);
         save_block(x, &blocks[l]);
+        tset rc;
+        recompute_block(x, &rc); /* a checkpointed block runs with its intermediates unsaved */
+        vf__replay_free_all(r, rc.h, &rc.n);
     }
     vf__shard_release(x);
     uint64_t outside_rest = A->non_layer > 4 * x->ltv ? A->non_layer - 4 * x->ltv : 0;
@@ -322,20 +340,27 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
     vf__replay_pieces(r, A->non_layer - outside_rest, 4 * x->ltv, outside->h, MAX_PIECES / 2, &n1);
     vf__replay_pieces(r, outside_rest, x->u, outside->h + n1, MAX_PIECES - n1, &n2);
     outside->n = n1 + n2;
-    transient(x, A->fwd_temp, 4 * x->ltv); /* the logits and their fp32 copy */
+    /* the logits in the activation dtype, then the loss's fp32 copy (and what else the forward's end makes) */
+    uint64_t lg = vf__smul(A->logits_tv, x->c->act);
+    uint32_t logits = lg < A->fwd_temp ? vf__replay_alloc(r, lg) : 0;
+    transient(x, logits ? A->fwd_temp - lg : A->fwd_temp, x->ltv);
+    vf__replay_free(r, logits);
     /* backward: the loss's gradients, the head's, then block by block */
     tset bs;
-    vf__replay_pieces(r, A->bwd_start, 4 * x->ltv, bs.h, MAX_PIECES, &bs.n);
+    vf__replay_pieces(r, A->bwd_start, x->ltv, bs.h, MAX_PIECES, &bs.n);
     vf__replay_free_all(r, outside->h, &outside->n);
     vf__shard_backward(x, true);
     make_grads(x, -1, true);
     vf__replay_free_all(r, bs.h, &bs.n);
     for (uint32_t l = x->L; l-- > 0 && !r->broken;) {
         vf__shard_gather(x, l + 1);
+        tset rc;
+        recompute_block(x, &rc);
         dequantize_block(x, l);
         make_grads(x, (int32_t)l, false);
         transient(x, A->bwd_mlp, x->uff);
         transient(x, A->bwd_attn, A->attn_scores ? vf__smul(A->attn_scores, 4) : x->u);
+        vf__replay_free_all(r, rc.h, &rc.n);
         vf__replay_free_all(r, blocks[l].h, &blocks[l].n);
     }
     vf__shard_release(x);
@@ -388,11 +413,12 @@ typedef struct vf__trkey {
     vf__tcfg c;
     vf__tacts acts;
     vf__tconf conf;
-    uint64_t step_temp, ws, device_bytes;
+    uint64_t step_temp, ws, device_bytes, capacity, hold;
     uint64_t hidden, inter;
     uint32_t L;
     vf_optimizer optimizer;
     vf_optim_impl impl;
+    vf_recompute recompute;
     vf__tplace place; /* the sharded layouts' shares (ZeRO, FSDP, offload) */
     int fsdp;
     char lora_targets[sizeof ((vf_train_opts *)0)->lora_targets];
@@ -423,9 +449,12 @@ static void trmemo_free(void *p)
 }
 
 static void trmemo_key(vf__trkey *k, const vf__replay *r, const vf_train_opts *t, const vf__tarch *a,
-                       const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+                       const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws, uint64_t hold)
 {
     memset(k, 0, sizeof *k);
+    k->capacity = r->capacity;
+    k->hold = hold;
+    k->recompute = t->recompute;
     memcpy(&k->c, c, sizeof *c);
     memcpy(&k->acts, acts, sizeof *acts);
     memcpy(&k->conf, &r->conf, sizeof r->conf);
@@ -458,6 +487,7 @@ static bool trmemo_get(vf__replay *r, const vf_model *m, const vf__trkey *k, siz
         r->stats = l->stats;
         r->largest = l->largest;
         r->kept = true;
+        r->oom = r->broken = l->stats.failed;
     }
     pthread_mutex_unlock(&trmemo_lock);
     return l != NULL;
@@ -541,7 +571,7 @@ static void ctx_free(step_ctx *x, tset *blocks)
 
 /* The step as the allocator meets it. */
 static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a,
-                         const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+                         const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws, uint64_t hold)
 {
     step_ctx x = {.r = r, .m = m, .t = t, .c = c, .acts = acts, .p = p, .L = a->n_layers};
     x.u = vf__smul(vf__smul(c->act, c->T), a->hidden);
@@ -561,6 +591,9 @@ static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *
     else
         load_model(&x);
     r->largest = 0; /* the load's requests are not the step's */
+    vf__replay_apply_capacity(r);
+    vf__replay_alloc(r, hold);
+    r->largest = 0;
     vf__replay_alloc(r, ws);
     for (int step = 0; step < 2 && !r->broken; step++)
         one_step(&x, blocks, &outside);
@@ -568,18 +601,19 @@ static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *
 }
 
 bool vf__train_replay(vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a, const vf__tcfg *c,
-                      const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+                      const vf__tacts *acts, const vf__tplace *p, uint64_t ws, uint64_t hold)
 {
-    if (c->tp > 1 || c->pp > 1 || t->recompute != VF_RECOMPUTE_NONE ||
+    if (c->tp > 1 || c->pp > 1 ||
         a->n_layers > (1u << 12) || (c->lora && c->frozen_bytes != (double)(uint32_t)c->frozen_bytes))
         return false;
     vf__trkey k;
     size_t n;
-    trmemo_key(&k, r, t, a, c, acts, p, ws);
+    trmemo_key(&k, r, t, a, c, acts, p, ws, hold);
     if (trmemo_get(r, m, &k, &n))
         return true;
-    replay_steps(r, m, t, a, c, acts, p, ws);
-    if (!r->broken && n < TRMEMO_MAX) /* an incomplete replay (no host memory) is not kept */
+    replay_steps(r, m, t, a, c, acts, p, ws, hold);
+    /* an incomplete replay (no host memory) is not kept; one that ran out of the device is */
+    if ((!r->broken || r->oom) && n < TRMEMO_MAX)
         trmemo_put(r, m, &k);
     return true;
 }
