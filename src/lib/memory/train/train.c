@@ -397,6 +397,10 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         vf__assume(out, "mixed precision = PyTorch AMP: fp32 weights, gradients and moments; 16-bit autocast "
                         "copies of the matrices kept for backward");
 
+    if (s.paged_bytes)
+        vf__assume(out, "optimizer states = %.2f GiB of them in CUDA managed memory (bitsandbytes paged: cudaMallocManaged "
+                        "outside the caching allocator, paged to the host under pressure): counted as host memory, not "
+                        "on the device", (double)s.paged_bytes / (1 << 30));
     vf__explain(out, "params %llu, trainable %llu (%llu tensors), frozen %llu", (unsigned long long)s.params,
                 (unsigned long long)s.trainable, (unsigned long long)s.n_trainable_tensors,
                 (unsigned long long)s.frozen);

@@ -72,6 +72,7 @@ typedef struct vf__tstates {
     uint64_t grad_bytes;
     uint64_t master_bytes;
     uint64_t state_bytes;          /* moments, step counters, block scales */
+    uint64_t paged_bytes;          /* of state_bytes: in CUDA managed memory (bitsandbytes paged), off the device */
     uint64_t step_temp_bytes;      /* the optimizer step's temporaries */
     uint64_t lora_act_extra;       /* adapted matrices in the blocks (each saves tokens x rank) */
     uint64_t lora_in_sum;          /* their input widths, summed (lora_dropout copies per adapter) */
@@ -82,6 +83,8 @@ typedef struct vf__tstates {
 
 VF_HIDDEN vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__tcfg *c,
                                      vf__tstates *s, vf_error *err);
+/* Of a tensor's optimizer state, what a paged optimizer keeps in CUDA managed memory. */
+VF_HIDDEN uint64_t vf__optim_paged_bytes(vf_optimizer o, uint64_t n);
 /* Optimizer state bytes for n trainable elements in one tensor. */
 VF_HIDDEN uint64_t vf__optim_state_bytes(vf_optimizer o, const vf__tcfg *c, const uint64_t *shape, uint32_t n_dims,
                                          uint64_t n);

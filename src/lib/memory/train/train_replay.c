@@ -37,7 +37,7 @@ static tpiece piece_of(const step_ctx *x, int32_t layer, bool emb, uint64_t n, c
     const vf__tcfg *c = x->c;
     tpiece p = {.layer = layer, .emb = emb, .w = vf__smul(n, w_bytes), .g = vf__smul(n, c->g_bytes),
                 .temp = vf__smul(n, c->st_bytes), .g1 = vf__smul(n, c->g_bytes), .m = vf__smul(n, c->master)};
-    uint64_t st = vf__optim_state_bytes(x->t->optimizer, c, sh, nd, n);
+    uint64_t st = vf__optim_state_bytes(x->t->optimizer, c, sh, nd, n) - vf__optim_paged_bytes(x->t->optimizer, n);
     bool adam = x->t->optimizer == VF_OPT_ADAMW || x->t->optimizer == VF_OPT_ADAM;
     if (adam && st > 4) {
         p.st[0] = (st - 4) / 2;
