@@ -9,9 +9,9 @@ the source does not give, or a LLaMA-Factory *estimate*, is "not expressed"
 and named. For a run with a GPU: the verdict (`vramfit fit ... --gpu G`, exit
 0 fits / 1 not) against the outcome (ran / OOM); a false "does not fit" on a
 run whose figure is within 2 % of the device is not counted (the issue's
-rule). For a measured figure: the step peak's error (vramfit's
-allocated_bytes where the source measured torch.cuda.max_memory_allocated,
-else device_bytes) — median and worst, per set.
+rule). For a measured figure: the step peak's error, vramfit's figure of
+the same kind as the source's (figure_key: allocated, reserved or the whole
+device) — median and worst, per set.
 
     VF=build/vramfit /usr/bin/python3 bench/train_runs.py [--rows]
 """
@@ -161,10 +161,25 @@ def run(args, gpu):
     return None, json.loads(p.stdout), None
 
 
+def figure_key(kind):
+    """vramfit's figure measured as the source measured it: max_memory_allocated
+    and the active-bytes peak (active = allocated blocks: torchtune's
+    peak_memory_active) are allocated_bytes; max_memory_reserved is
+    reserved_bytes, and so is torchtune's "Peak Memory per GPU" (its README
+    note, commit 8719c77 and before: "as reported by
+    torch.cuda.max_memory_reserved()"); anything else (nvidia-smi, a
+    screenshot, a statement) is the whole device, device_bytes."""
+    k = kind.lower()
+    if "reserved" in k and "allocated" not in k or "torchtune log" in k:
+        return "reserved_bytes"
+    if "allocated" in k or "active" in k:
+        return "allocated_bytes"
+    return "device_bytes"
+
+
 def figure_of(j, kind):
     e = j.get("estimate", j)
-    key = "allocated_bytes" if "allocated" in kind.lower() else "device_bytes"
-    return e.get(key)
+    return e.get(figure_key(kind)) or e.get("device_bytes")
 
 
 def main():

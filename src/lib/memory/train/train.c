@@ -291,10 +291,12 @@ static vf_status device_figures(const vf_model *m, const vf_estimate_opts *o, co
         uint64_t margin = unnamed_margin(o, a, c, out);
         out->margin_bytes = margin;
         vf__tstats s = vf__replay_stats(&r);
-        uint64_t need = vf__sadd(vf__sadd(s.peak_allocated > allocated ? s.peak_allocated : allocated,
-                                          s.peak_reserved > s.peak_allocated ? s.peak_reserved - s.peak_allocated : 0),
-                                 vf__sadd(ctx, margin));
-        if (r.broken || !o->gpu_bytes || need <= o->gpu_bytes ||
+        uint64_t live = vf__sadd(s.peak_allocated > allocated ? s.peak_allocated : allocated, vf__sadd(ctx, margin));
+        uint64_t need = vf__sadd(live, s.peak_reserved > s.peak_allocated ? s.peak_reserved - s.peak_allocated : 0);
+        /* on a device that the free run overfills it is played again on the
+         * device; not when the live peak alone overfills it (no order of
+         * frees helps then: a request must fail) */
+        if (r.broken || !o->gpu_bytes || need <= o->gpu_bytes || live > o->gpu_bytes ||
             !on_device(m, o, a, c, acts, p, allocated, ws, ctx, margin, &s, out, err))
             vf__replay_finish(&r, out, allocated, ctx, 0);
     } else {

@@ -251,19 +251,54 @@ static void save_block(step_ctx *x, tset *s)
     s->n = n1 + n2 + n3;
 }
 
-/* Recomputation: what a checkpoint drops of a block's saved set, made by its
- * forward's rerun (the s^2 scores first, then hidden-sized tensors): during
- * the forward freed at once, in the backward alive through the block's
- * backward (torch.utils.checkpoint, reentrant or not: the same tensors). */
+/* Recomputation: what a checkpoint drops of a block's saved set (the s^2
+ * scores, the MLP's intermediate-width tensors, then hidden-sized ones),
+ * made again by its forward's rerun before the block's backward and alive
+ * through it (torch.utils.checkpoint, reentrant or not: the same tensors). */
 static void recompute_block(step_ctx *x, tset *s)
 {
     const vf__tacts *A = x->acts;
     uint64_t drop = A->layer > A->layer_kept ? A->layer - A->layer_kept : 0;
     uint64_t sc = A->scores_recomputed < drop ? A->scores_recomputed : drop;
-    size_t n1 = 0, n2 = 0;
+    uint64_t ff = A->ff_kept < drop - sc ? A->ff_kept : drop - sc;
+    size_t n1 = 0, n2 = 0, n3 = 0;
     vf__replay_pieces(x->r, sc, vf__smul(A->attn_scores, x->c->act), s->h, MAX_PIECES / 4, &n1);
-    vf__replay_pieces(x->r, drop - sc, x->u, s->h + n1, MAX_PIECES - n1, &n2);
-    s->n = n1 + n2;
+    vf__replay_pieces(x->r, ff, x->uff, s->h + n1, MAX_PIECES / 4, &n2);
+    vf__replay_pieces(x->r, drop - sc - ff, x->u, s->h + n1 + n2, MAX_PIECES - n1 - n2, &n3);
+    s->n = n1 + n2 + n3;
+}
+
+/* bytes as tensors of piece bytes made one after another, each freed once
+ * the two after it exist (an op's input dies after the next op read it). */
+static void stream(step_ctx *x, uint64_t bytes, uint64_t piece, uint32_t win[2])
+{
+    if (!bytes)
+        return;
+    if (!piece || piece > bytes)
+        piece = bytes;
+    uint64_t count = bytes / piece < MAX_PIECES ? bytes / piece : MAX_PIECES;
+    for (uint64_t i = 0; i < count && !x->r->broken; i++) {
+        uint32_t h = vf__replay_alloc(x->r, i + 1 == count ? bytes - piece * (count - 1) : piece);
+        vf__replay_free(x->r, win[0]);
+        win[0] = win[1], win[1] = h;
+    }
+}
+
+/* A checkpointed block's forward: the tensors its rerun will make, not
+ * saved (no_grad, or the non-reentrant checkpoint's pack hook), so each
+ * dies once the next op has read it. */
+static void checkpointed_forward(step_ctx *x)
+{
+    const vf__tacts *A = x->acts;
+    uint64_t drop = A->layer > A->layer_kept ? A->layer - A->layer_kept : 0;
+    uint64_t sc = A->scores_recomputed < drop ? A->scores_recomputed : drop;
+    uint64_t ff = A->ff_kept < drop - sc ? A->ff_kept : drop - sc;
+    uint32_t win[2] = {0, 0};
+    stream(x, sc, vf__smul(A->attn_scores, x->c->act), win);
+    stream(x, drop - sc - ff, x->u, win);
+    stream(x, ff, x->uff, win);
+    vf__replay_free(x->r, win[0]);
+    vf__replay_free(x->r, win[1]);
 }
 
 /* A transient of bytes as tensors of piece bytes, made and freed. */
@@ -274,7 +309,9 @@ static void transient(step_ctx *x, uint64_t bytes, uint64_t piece)
     vf__replay_free_all(x->r, t.h, &t.n);
 }
 
-/* optimizer.step(): states made on the first step, then the step's
+/* optimizer.step(): states made on the first step, every parameter's
+ * before any temporary (torch/optim/adamw.py: _init_group walks the whole
+ * group before the foreach or per-tensor update runs), then the step's
  * temporaries (foreach: one per parameter tensor, all alive together; the
  * per-tensor loop: one at a time), then zero_grad. */
 static void optimizer_step(step_ctx *x)
@@ -286,11 +323,11 @@ static void optimizer_step(step_ctx *x)
         x->r->broken = true;
         return;
     }
+    for (size_t i = 0; i < x->n_pc && !x->states_made; i++)
+        for (int k = 0; k < 3; k++) /* AdamW: exp_avg, exp_avg_sq, the step tensor */
+            vf__replay_alloc(x->r, x->pc[i].st[k]);
     for (size_t i = 0; i < x->n_pc; i++) {
         const tpiece *t = &x->pc[i];
-        if (!x->states_made) /* AdamW: exp_avg, exp_avg_sq, the step tensor */
-            for (int k = 0; k < 3; k++)
-                vf__replay_alloc(x->r, t->st[k]);
         uint64_t one = t->temp;
         if (!foreach) { /* the per-tensor loop: its denominator lives for one tensor */
             vf__replay_free(x->r, vf__replay_alloc(x->r, one));
@@ -330,20 +367,25 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
         vf__shard_gather(x, l + 1);
         dequantize_block(x, l);
         save_block(x, &blocks[l]);
-        tset rc;
-        recompute_block(x, &rc); /* a checkpointed block runs with its intermediates unsaved */
-        vf__replay_free_all(r, rc.h, &rc.n);
+        checkpointed_forward(x);
     }
     vf__shard_release(x);
-    uint64_t outside_rest = A->non_layer > 4 * x->ltv ? A->non_layer - 4 * x->ltv : 0;
+    /* the forward's end as HF's ForCausalLMLoss runs it: the head's input and
+     * the rest outside the blocks, the logits in the activation dtype, their
+     * fp32 copy (logits.float()), log_softmax's output (saved: the vocabulary
+     * part of what is kept outside), then the copy and the logits die */
+    uint64_t vocab = vf__smul(x->ltv, x->c->softmax_keeps_input ? 2 : 1);
+    if (vocab > A->non_layer)
+        vocab = A->non_layer;
     size_t n1 = 0, n2 = 0;
-    vf__replay_pieces(r, A->non_layer - outside_rest, 4 * x->ltv, outside->h, MAX_PIECES / 2, &n1);
-    vf__replay_pieces(r, outside_rest, x->u, outside->h + n1, MAX_PIECES - n1, &n2);
-    outside->n = n1 + n2;
-    /* the logits in the activation dtype, then the loss's fp32 copy (and what else the forward's end makes) */
+    vf__replay_pieces(r, A->non_layer - vocab, x->u, outside->h, MAX_PIECES - 2, &n1);
     uint64_t lg = vf__smul(A->logits_tv, x->c->act);
     uint32_t logits = lg < A->fwd_temp ? vf__replay_alloc(r, lg) : 0;
-    transient(x, logits ? A->fwd_temp - lg : A->fwd_temp, x->ltv);
+    tset copy;
+    vf__replay_pieces(r, logits ? A->fwd_temp - lg : A->fwd_temp, x->ltv, copy.h, MAX_PIECES, &copy.n);
+    vf__replay_pieces(r, vocab, x->ltv, outside->h + n1, 2, &n2);
+    outside->n = n1 + n2;
+    vf__replay_free_all(r, copy.h, &copy.n);
     vf__replay_free(r, logits);
     /* backward: the loss's gradients, the head's, then block by block */
     tset bs;
@@ -432,7 +474,7 @@ typedef struct vf__trmemo {
     uint64_t largest; /* the step's largest request (fit's margin) */
 } vf__trmemo;
 
-#define TRMEMO_MAX 64 /* past this many a model's steps are replayed every time */
+#define TRMEMO_MAX 1024 /* past this many a model's steps are replayed every time */
 
 static pthread_mutex_t trmemo_lock = PTHREAD_MUTEX_INITIALIZER;
 
