@@ -129,9 +129,25 @@ def args_of(r):
     at = r["attn"].lower()
     if "flash" in at or "fa2" in at:
         a += ["--attn", "flash"]
+    ce = r["ce"].lower()
+    if "chunked" in ce:
+        a += ["--loss", "chunked"]  # torchtune's num_output_chunks: 8
+    elif "fused" in ce:
+        a += ["--loss", "fused"]
     if n > 1:
         a += ["--gpus", str(n)]
     return a, None
+
+
+def without_unknown(args, err):
+    """args less the knob a binary does not know (an older vramfit scored on
+    the same rows: the run as it can express it), or None."""
+    m = re.search(r"unknown option '--([a-z0-9-]+)'", err or "")
+    if not m or "--" + m.group(1) not in args:
+        return None
+    i = args.index("--" + m.group(1))
+    takes = i + 1 < len(args) and not args[i + 1].startswith("--")
+    return args[:i] + args[i + (2 if takes else 1):]
 
 
 def to_bytes(fig, unit):
@@ -146,6 +162,17 @@ def to_bytes(fig, unit):
 
 
 def run(args, gpu):
+    verdict, j, err = run_once(args, gpu)
+    while err:
+        fewer = without_unknown(args, err)
+        if fewer is None:
+            break
+        args = fewer
+        verdict, j, err = run_once(args, gpu)
+    return verdict, j, err
+
+
+def run_once(args, gpu):
     if gpu:
         n = [x for i, x in enumerate(args) if i and args[i - 1] == "--gpus"]
         g = gpu + ("x" + n[0] if n else "")

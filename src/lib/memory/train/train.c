@@ -174,6 +174,12 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     if (sm < 0)
         return vf__err(err, VF_EINVAL, "", "torch version must look like 1.10");
     c->softmax_keeps_input = sm;
+    if ((unsigned)t->loss > VF_LOSS_FUSED || t->loss_chunks > 4096)
+        return vf__err(err, VF_EINVAL, "", "unknown loss or chunk count out of range");
+    if (t->loss != VF_LOSS_FULL && c->litgpt)
+        return vf__err(err, VF_EINVAL, "", "--loss: litgpt runs its own chunked loss (finetune scripts), not this knob");
+    c->loss = t->loss;
+    c->loss_chunks = t->loss == VF_LOSS_CHUNKED ? (t->loss_chunks ? t->loss_chunks : 8) : 1;
     return VF_OK;
 }
 
@@ -376,6 +382,15 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf__assume(out, "attention = %s", attn_name(c.attn));
     vf__assume(out, "parallel = dp %u x tp %u x pp %u, ep %u", c.dp, c.tp, c.pp, c.ep);
     vf__assume(out, "zero = %d", c.zero);
+    if (c.loss == VF_LOSS_CHUNKED && !a.cls_labels)
+        vf__assume(out, "loss = chunked in %u (torchtune CEWithChunkedOutputLoss): the head and the fp32 upcast per "
+                        "chunk of tokens; every chunk's log-probabilities saved, the fp32 copy and the loss's "
+                        "gradients one chunk at a time", c.loss_chunks);
+    if (c.loss == VF_LOSS_FUSED && !a.cls_labels)
+        vf__assume(out, "loss = fused linear cross-entropy (Liger LigerFusedLinearCrossEntropyLoss, Unsloth): the "
+                        "logits never whole: one chunk of about tokens x hidden at a time, the input's gradient made "
+                        "in the forward and saved, no log-probabilities kept%s", c.lora ? "" : "; the head's gradient "
+                        "made in the forward");
     if (c.grads_kept)
         vf__assume(out, "gradients = kept between steps (zero_grad(set_to_none=False), PyTorch < 2.0)");
     if (a.cls_labels)

@@ -56,6 +56,8 @@ typedef struct vf__tcfg {
     vf_attn attn;
     bool softmax_keeps_input; /* PyTorch < 1.11: softmax/log_softmax save their input as well */
     bool grads_kept;      /* gradients live from one step into the next (zero_grad without set_to_none) */
+    vf_loss loss;         /* how the loss meets the logits */
+    uint32_t loss_chunks; /* VF_LOSS_CHUNKED: output chunks */
 } vf__tcfg;
 
 /* Parameters, gradients and optimizer states of the whole model (unsharded). */

@@ -374,16 +374,16 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
      * the rest outside the blocks, the logits in the activation dtype, their
      * fp32 copy (logits.float()), log_softmax's output (saved: the vocabulary
      * part of what is kept outside), then the copy and the logits die */
-    uint64_t vocab = vf__smul(x->ltv, x->c->softmax_keeps_input ? 2 : 1);
+    uint64_t vocab = x->c->loss == VF_LOSS_FUSED ? 0 : vf__smul(vf__smul(A->logits_tv, 4), x->c->softmax_keeps_input ? 2 : 1);
     if (vocab > A->non_layer)
         vocab = A->non_layer;
     size_t n1 = 0, n2 = 0;
-    vf__replay_pieces(r, A->non_layer - vocab, x->u, outside->h, MAX_PIECES - 2, &n1);
+    vf__replay_pieces(r, A->non_layer - vocab, x->u, outside->h, MAX_PIECES / 2, &n1);
     uint64_t lg = vf__smul(A->logits_tv, x->c->act);
     uint32_t logits = lg < A->fwd_temp ? vf__replay_alloc(r, lg) : 0;
     tset copy;
     vf__replay_pieces(r, logits ? A->fwd_temp - lg : A->fwd_temp, x->ltv, copy.h, MAX_PIECES, &copy.n);
-    vf__replay_pieces(r, vocab, x->ltv, outside->h + n1, 2, &n2);
+    vf__replay_pieces(r, vocab, x->ltv, outside->h + n1, MAX_PIECES - n1, &n2);
     outside->n = n1 + n2;
     vf__replay_free_all(r, copy.h, &copy.n);
     vf__replay_free(r, logits);
@@ -618,7 +618,10 @@ static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *
     step_ctx x = {.r = r, .m = m, .t = t, .c = c, .acts = acts, .p = p, .L = a->n_layers};
     x.u = vf__smul(vf__smul(c->act, c->T), a->hidden);
     x.uff = vf__smul(vf__smul(c->act, c->T), a->inter ? a->inter : a->hidden);
-    x.ltv = vf__smul(acts->logits_tv, 4);
+    /* the loss's fp32 tensors: the whole logits', or one chunk's (chunked, fused) */
+    x.ltv = vf__smul(acts->logits_tv, 4) / (c->loss == VF_LOSS_CHUNKED ? c->loss_chunks : 1);
+    if (c->loss == VF_LOSS_FUSED)
+        x.ltv = x.u;
     tset *blocks = calloc(x.L ? x.L : 1, sizeof *blocks);
     tset outside = {{0}, 0};
     bool ok = blocks && make_pieces(&x) && make_deq(&x) && group_by_layer(&x) &&
