@@ -664,6 +664,16 @@ typedef enum vf_optim_impl {
     VF_OPTIM_FOREACH_LEGACY = 3
 } vf_optim_impl;
 
+/* How the loss meets the logits: the whole logits upcast to fp32 (HF's
+ * ForCausalLMLoss), torchtune's CEWithChunkedOutputLoss (the head and the
+ * fp32 upcast per chunk of tokens), or a fused linear cross-entropy (Liger,
+ * Unsloth: the logits never exist whole). */
+typedef enum vf_loss {
+    VF_LOSS_FULL = 0,
+    VF_LOSS_CHUNKED = 1,
+    VF_LOSS_FUSED = 2
+} vf_loss;
+
 typedef struct vf_train_opts { VF_GROWABLE_BEGIN
     vf_optimizer optimizer;
     vf_precision precision;
@@ -685,6 +695,8 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
     char bnb_version[16];    /* bitsandbytes under --qlora; "" = current (>= 0.43.2) */
     char torch_version[16];  /* the PyTorch release that trains ("1.10"); "" = current (< 1.11: softmax and
                                 log_softmax keep their input for backward too) */
+    vf_loss loss;            /* VF_LOSS_FULL (default) */
+    uint32_t loss_chunks;    /* VF_LOSS_CHUNKED: chunks of the output; 0 = 8 (torchtune's num_output_chunks) */
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 

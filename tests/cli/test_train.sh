@@ -48,3 +48,25 @@ check_err "qlora needs a rank" 2 "lora rank" "$VF" estimate --train --qlora nf4 
 check_err "bad bnb version" 2 "bnb-version" "$VF" estimate --train --qlora nf4 --lora-rank 8 --bnb-version latest "$CFG/l02/config.json"
 check_err "bad torch version" 2 "torch-version" "$VF" estimate --train --torch-version latest "$CFG/l02/config.json"
 check_err "tp must divide gpus" 2 "multiple" "$VF" estimate --train --tp 3 --gpus 8 "$CFG/l02/config.json"
+
+# --loss (hand derivation; l02: b 2 x 256 tokens = T 512, vocab V 1000, hidden 256, bf16):
+# torchtune CEWithChunkedOutputLoss in 8: the forward's end holds 2TV + 4TV/8 = 1,280,000 B of
+# logits and fp32 chunk (full: 2TV + 4TV = 3,072,000), backward starts with 8TV/8 = 512,000
+# (full: 8TV = 4,096,000); Liger's fused loss keeps no fp32 log-probabilities (4TV = 2,048,000)
+# but the input's gradient, 2*T*h = 262,144 B
+L02="$CFG/l02/config.json"
+full_out=$("$VF" estimate --train --explain --precision bf16 --batch 2 --context 256 "$L02")
+chunk_out=$("$VF" estimate --train --explain --precision bf16 --batch 2 --context 256 --loss chunked:8 "$L02")
+fused_out=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --loss fused "$L02")
+full_json=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 "$L02")
+moment() { printf '%s\n' "$1" | sed -n "s/.*$2 \([0-9]*\).*/\1/p"; }
+fwd_d=$(( $(moment "$full_out" "forward") - $(moment "$chunk_out" "forward") ))
+bs_d=$(( $(moment "$full_out" "backward start") - $(moment "$chunk_out" "backward start") ))
+[ "$fwd_d" = 1792000 ] && ok "chunked loss: forward end 1,792,000 B below full" || fail "chunked loss forward: $fwd_d"
+[ "$bs_d" = 3584000 ] && ok "chunked loss: backward start 3,584,000 B below full" || fail "chunked loss backward: $bs_d"
+act_d=$(( $(printf '%s' "$full_json" | jq .components.activations) - $(printf '%s' "$fused_out" | jq .components.activations) ))
+[ "$act_d" = $((2048000 - 262144)) ] && ok "fused loss: no log-probabilities, the input's gradient saved" || fail "fused loss: $act_d"
+check_out "loss assumption named" 0 "CEWithChunkedOutputLoss" "$VF" estimate --train --loss chunked "$L02"
+check_err "bad loss" 2 "expected full, chunked" "$VF" estimate --train --loss chunky "$L02"
+check_err "bad loss chunks" 2 "loss" "$VF" estimate --train --loss chunked:0 "$L02"
+check_err "loss with litgpt refused" 2 "litgpt runs its own" "$VF" estimate --train --runtime litgpt --loss fused "$L02"

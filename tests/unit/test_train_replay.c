@@ -67,7 +67,7 @@ static vf__tstats replay_as(const char *qlora, uint32_t accum, int zero, const v
         p = *place;
     vf__replay r;
     assert_int_equal(vf__replay_open(&r, &o, NULL), VF_OK);
-    assert_true(vf__train_replay(&r, m, &o.train, &a, &c, &acts, &p, 0));
+    assert_true(vf__train_replay(&r, m, &o.train, &a, &c, &acts, &p, 0, 0));
     assert_false(r.broken);
     vf__tstats s = vf__replay_stats(&r);
     vf__replay_close(&r);

@@ -11,7 +11,7 @@
 enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
-    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION
+    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION, T_LOSS
 };
 
 const struct option vf_cli_train_options[] = {
@@ -36,6 +36,7 @@ const struct option vf_cli_train_options[] = {
     {"bnb-version", required_argument, 0, T_BNB_VERSION},
     {"grads-kept", no_argument, 0, T_GRADS_KEPT},
     {"torch-version", required_argument, 0, T_TORCH_VERSION},
+    {"loss", required_argument, 0, T_LOSS},
     {0, 0, 0, 0},
 };
 
@@ -68,7 +69,10 @@ void vf_cli_train_opts_help(FILE *f)
           "  --grads-kept           zero_grad() keeps zeroed gradients between steps (set_to_none=False,\n"
           "                         PyTorch < 2.0's default) instead of freeing them\n"
           "  --torch-version V      the PyTorch release that trains (default current; < 1.11: softmax\n"
-          "                         and log_softmax keep their input for backward as well)\n",
+          "                         and log_softmax keep their input for backward as well)\n"
+          "  --loss L               full (default: HF's loss, the whole logits upcast to fp32) |\n"
+          "                         chunked[:N] (torchtune CEWithChunkedOutputLoss, N chunks, default 8) |\n"
+          "                         fused (Liger / Unsloth fused linear cross-entropy: no whole logits)\n",
           f);
 }
 
@@ -202,6 +206,24 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
     case T_TORCH_VERSION:
         return version_opt("torch-version", arg, t->torch_version, sizeof t->torch_version,
                            "expected a version such as 1.10");
+    case T_LOSS: {
+        const char *why = "expected full, chunked, chunked:N (1-4096) or fused";
+        if (strncasecmp(arg, "chunked", 7) == 0 && (arg[7] == '\0' || arg[7] == ':')) {
+            t->loss = VF_LOSS_CHUNKED;
+            t->loss_chunks = 0;
+            if (arg[7] == ':') {
+                if (vf_cli_opt_number("loss", arg + 8, 1, 4096, NULL, &v) < 0)
+                    return -1;
+                t->loss_chunks = (uint32_t)v;
+            }
+            return 1;
+        }
+        static const char *const n[] = {"full", "", "fused"};
+        if (!arg[0] || pick("loss", arg, n, N_OF(n), &k, why) < 0)
+            return arg[0] ? -1 : vf_cli_opt_bad("loss", arg, why);
+        t->loss = (vf_loss)k;
+        return 1;
+    }
     case T_PER_NODE:
         if (vf_cli_opt_number("gpus-per-node", arg, 1, 4096, NULL, &v) < 0)
             return -1;

@@ -74,7 +74,10 @@ uint64_t vf__fit_needed_ex(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t g
         return 0;
     if (vf__fit_try(c, o, lo, NULL, NULL) == 1)
         return lo;
-    while (hi - lo > 1) { /* fits(hi), !fits(lo) */
+    /* a training verdict is a replay on the device's size (one full step
+     * each probe): bisected to 64 MiB, rounded up (fits(hi) holds) */
+    uint64_t res = o->mode == VF_MODE_TRAINING ? (uint64_t)64 << 20 : 1;
+    while (hi - lo > res) { /* fits(hi), !fits(lo) */
         uint64_t mid = lo + (hi - lo) / 2;
         if (vf__fit_try(c, o, mid, NULL, NULL) == 1)
             hi = mid;

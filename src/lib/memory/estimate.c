@@ -38,7 +38,7 @@ static void margin_default(const vf_estimate_opts *o, vf_estimate *e)
         vf__assume(e, "margin = none added by fit: vLLM itself leaves %.2f GiB (1 - gpu_memory_utilization) of "
                       "the device unbudgeted", (1 - u) * (double)o->gpu_bytes / (1 << 30));
     }
-    if (e->margin_bytes || !torch)
+    if (e->margin_bytes || e->margin_named || !torch)
         return;
     e->margin_bytes = vf__talloc_segment_bytes(e->activations);
     if (e->margin_bytes)

@@ -63,6 +63,7 @@ struct vf_estimate {
      * runtime's own mechanism (docs/memory-model.md, "The margin a verdict
      * keeps"): fit needs device_bytes + margin_bytes. */
     uint64_t margin_bytes;
+    bool margin_named; /* the estimator set margin_bytes, 0 included (estimate.c adds no default) */
 };
 
 /* Appends "fmt" to e->assumptions / e->explain (silently drops past VF_MAX_NOTES). */

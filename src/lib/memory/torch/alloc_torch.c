@@ -2,8 +2,10 @@
  * (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator: malloc,
  * get_free_block, should_split, alloc_block, free_block, try_merge_blocks,
  * garbage_collect_cached_blocks, release_cached_blocks; expandable segments:
- * find_expandable_block, map_block). One stream; no OOM retries but the ones a
- * memory fraction forces. Sizes and ordering as the source has them; the
+ * find_expandable_block, map_block). One stream. The OOM path acts under a
+ * limit: a memory fraction, or the device's capacity (vf__talloc_set_capacity,
+ * where cudaMalloc would fail): release_available_cached_blocks, then
+ * release_cached_blocks and a retry, then the request fails. Sizes and ordering as the source has them; the
  * addresses are stand-ins (segments laid out one after another), used only
  * to break ties between free blocks of one size, as BlockComparatorSize does. */
 #include "memory/torch/alloc_torch.h"
@@ -45,7 +47,9 @@ typedef struct pool {
 
 struct vf__talloc {
     vf__tconf c;
-    uint64_t allowed;      /* fraction x device memory; 0 = no limit */
+    uint64_t allowed;      /* the limit a segment must stay under: the lesser of the two below; 0 = none */
+    uint64_t frac_allowed; /* fraction x device memory (set_per_process_memory_fraction); 0 = not set */
+    uint64_t capacity;     /* what the device has for this allocator (cudaMalloc fails past it); 0 = unbounded */
     blk *b;
     uint32_t n, cap;
     uint32_t *spare;       /* released block slots */
@@ -387,7 +391,7 @@ uint64_t vf__talloc_segment_bytes(uint64_t n) { return n ? allocation_size(ceil_
  * larger (by kLargeBuffer or more) than an oversize request. */
 static uint32_t get_free_block(vf__talloc *a, pool *p, uint64_t size)
 {
-    if (a->allowed && a->c.gc_threshold > 0)
+    if (a->frac_allowed && a->c.gc_threshold > 0)
         p->gc_calls++;
     /* lower_bound, keeping the link that holds it */
     uint32_t *link = &p->root, *at = NULL;
@@ -473,11 +477,13 @@ static bool young(const vf__talloc *a, const blk *x, double avg)
     return (double)(a->pools[1].gc_calls - x->gc_base) < avg;
 }
 
-/* garbage_collect_cached_blocks: above threshold x allowed, unsplit large
- * cached blocks older than the average age are freed until enough is back. */
+/* garbage_collect_cached_blocks: above threshold x allowed_memory_maximum
+ * (the fraction's share: PyTorch runs it only with a fraction set), unsplit
+ * large cached blocks older than the average age are freed until enough is
+ * back. */
 static void garbage_collect(vf__talloc *a)
 {
-    uint64_t limit = (uint64_t)(a->c.gc_threshold * (double)a->allowed);
+    uint64_t limit = (uint64_t)(a->c.gc_threshold * (double)a->frac_allowed);
     if (a->st.reserved <= limit)
         return;
     uint64_t target = a->st.reserved - limit, got = 0;
@@ -597,7 +603,7 @@ uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
     bool small = size <= SMALL_SIZE;
     pool *p = &a->pools[small ? 0 : 1];
     uint32_t i = get_free_block(a, p, size);
-    if (!i && a->allowed && a->c.gc_threshold > 0)
+    if (!i && a->frac_allowed && a->c.gc_threshold > 0)
         garbage_collect(a);
     if (!i && a->c.expandable) {
         i = alloc_expandable(a, p, small, size);
@@ -617,6 +623,7 @@ uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
     }
     if (!i) {
         a->st.failed = true;
+        a->st.failed_request = orig;
         return NONE;
     }
     return take(a, p, i, size);
@@ -698,7 +705,7 @@ vf__talloc *vf__talloc_new(const vf__tconf *c, uint64_t device_bytes)
     else
         vf__tconf_default(&a->c);
     if (a->c.fraction > 0 && a->c.fraction <= 1 && device_bytes)
-        a->allowed = (uint64_t)(a->c.fraction * (double)device_bytes);
+        a->allowed = a->frac_allowed = (uint64_t)(a->c.fraction * (double)device_bytes);
     a->next_addr = (uint64_t)1 << 32;
     return a;
 }
@@ -725,7 +732,8 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
         free(map);
         return NULL;
     }
-    c->c = a->c, c->allowed = a->allowed, c->next_addr = a->next_addr, c->st = a->st;
+    c->c = a->c, c->allowed = a->allowed, c->frac_allowed = a->frac_allowed, c->capacity = a->capacity;
+    c->next_addr = a->next_addr, c->st = a->st;
     bool ok = true;
     for (uint32_t i = 1; i <= a->n && ok; i++) {
         const blk *x = &a->b[i - 1];
@@ -767,6 +775,21 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
 
 vf__talloc *vf__talloc_freeze(const vf__talloc *a) { return a ? copy(a, false) : NULL; }
 vf__talloc *vf__talloc_clone(const vf__talloc *a) { return a ? copy(a, true) : NULL; }
+
+bool vf__talloc_set_capacity(vf__talloc *a, uint64_t bytes)
+{
+    if (!a)
+        return false;
+    a->capacity = bytes;
+    a->allowed = a->frac_allowed && (!bytes || a->frac_allowed < bytes) ? a->frac_allowed : bytes;
+    if (!a->allowed || a->st.reserved <= a->allowed)
+        return true;
+    release_cached(a); /* what is cached already is the first thing a failing cudaMalloc gives back */
+    if (a->st.reserved <= a->allowed)
+        return true;
+    a->st.failed = true;
+    return false;
+}
 
 vf__tstats vf__talloc_stats(const vf__talloc *a)
 {

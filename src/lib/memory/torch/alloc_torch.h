@@ -32,7 +32,8 @@ typedef struct vf__tstats {
     uint64_t allocated, reserved;           /* now */
     uint64_t peak_allocated, peak_reserved; /* torch.cuda.max_memory_allocated / max_memory_reserved */
     uint64_t segments, device_allocs;       /* segments now; cudaMalloc (or page map) calls */
-    bool failed;                            /* a request found no memory under the limit (fraction) */
+    bool failed;                            /* a request found no memory under the limit (fraction, capacity) */
+    uint64_t failed_request;                /* the bytes it asked for */
 } vf__tstats;
 
 /* device_bytes: the device's memory, for a memory fraction (0 = unlimited).
@@ -47,6 +48,12 @@ VF_HIDDEN void vf__talloc_release(vf__talloc *a, uint32_t h);
 /* torch.cuda.empty_cache(): unsplit cached segments go back to the driver. */
 VF_HIDDEN void vf__talloc_empty_cache(vf__talloc *a);
 VF_HIDDEN vf__tstats vf__talloc_stats(const vf__talloc *a);
+/* The device's memory for this allocator (device minus the CUDA context and
+ * what lives outside it; 0 = unbounded): past it cudaMalloc fails, and the
+ * allocator frees its unused cached segments and retries before the request
+ * fails (the OOM path). false when what is reserved already does not fit
+ * even after that (stats.failed). */
+VF_HIDDEN bool vf__talloc_set_capacity(vf__talloc *a, uint64_t bytes);
 /* A copy that behaves as a does from here on (NULL on no host memory; a's
  * handles do not carry over). A freeze drops the allocated blocks, which must then never be freed — the
  * state after the weights, kept to replay many estimates from. */

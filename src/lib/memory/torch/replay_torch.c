@@ -34,11 +34,22 @@ uint32_t vf__replay_alloc(vf__replay *r, uint64_t bytes)
     if (!bytes || r->broken)
         return 0;
     uint32_t h = vf__talloc_malloc(r->a, bytes);
-    if (!h)
+    if (!h) {
         r->broken = true;
+        r->oom = vf__talloc_stats(r->a).failed;
+    }
     if (bytes > r->largest)
         r->largest = bytes;
     return h;
+}
+
+bool vf__replay_apply_capacity(vf__replay *r)
+{
+    if (!r->capacity || r->broken)
+        return !r->oom;
+    if (!vf__talloc_set_capacity(r->a, r->capacity))
+        r->broken = r->oom = true;
+    return !r->oom;
 }
 
 void vf__replay_free(vf__replay *r, uint32_t h)
@@ -201,8 +212,9 @@ void vf__replay_finish(vf__replay *r, vf_estimate *e, uint64_t allocated, uint64
      * the allocator then frees its unused cached segments and asks cudaMalloc
      * for a new segment of the request's size. Room for the step's largest
      * request keeps that from being the one that fails. */
-    e->margin_bytes = vf__talloc_segment_bytes(r->largest);
-    if (e->margin_bytes)
+    if (!r->own_margin)
+        e->margin_bytes = vf__talloc_segment_bytes(r->largest);
+    if (!r->own_margin && e->margin_bytes)
         vf__assume(e, "margin = %.0f MiB free kept by fit: a new allocator segment for the step's largest "
                       "request (%.0f MiB)", (double)e->margin_bytes / (1 << 20), (double)r->largest / (1 << 20));
     const vf__tconf *c = &r->conf;

@@ -10,7 +10,10 @@
 typedef struct vf__replay {
     vf__talloc *a;
     vf__tconf conf;
-    bool broken;    /* host memory ran out: the replay's figures are not used */
+    bool broken;    /* the replay stopped: host memory ran out (its figures are not used), or oom */
+    bool oom;       /* a request failed on the device's capacity after the cached blocks were freed */
+    bool own_margin; /* the caller sets the fit margin itself (replay_finish leaves it) */
+    uint64_t capacity; /* the device's memory for the allocator, set once the weights are placed; 0 = unbounded */
     uint64_t largest; /* the largest request after the weights (the step's) */
     uint64_t device_bytes; /* the device's memory (a memory fraction's limit is its share) */
     bool kept;      /* the figures are a kept replay's (stats), not a's */
@@ -22,6 +25,8 @@ VF_HIDDEN vf_status vf__replay_open(vf__replay *r, const vf_estimate_opts *o, vf
 VF_HIDDEN void vf__replay_close(vf__replay *r);
 /* The allocator's figures: a's, or the kept ones of an identical replay. */
 VF_HIDDEN vf__tstats vf__replay_stats(const vf__replay *r);
+/* The capacity applied to the allocator (after the load): false on oom. */
+VF_HIDDEN bool vf__replay_apply_capacity(vf__replay *r);
 /* torch allocates bytes (0 is no allocation and returns 0). */
 VF_HIDDEN uint32_t vf__replay_alloc(vf__replay *r, uint64_t bytes);
 VF_HIDDEN void vf__replay_free(vf__replay *r, uint32_t h);

@@ -174,6 +174,12 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     if (sm < 0)
         return vf__err(err, VF_EINVAL, "", "torch version must look like 1.10");
     c->softmax_keeps_input = sm;
+    if ((unsigned)t->loss > VF_LOSS_FUSED || t->loss_chunks > 4096)
+        return vf__err(err, VF_EINVAL, "", "unknown loss or chunk count out of range");
+    if (t->loss != VF_LOSS_FULL && c->litgpt)
+        return vf__err(err, VF_EINVAL, "", "--loss: litgpt runs its own chunked loss (finetune scripts), not this knob");
+    c->loss = t->loss;
+    c->loss_chunks = t->loss == VF_LOSS_CHUNKED ? (t->loss_chunks ? t->loss_chunks : 8) : 1;
     return VF_OK;
 }
 
@@ -204,12 +210,78 @@ static vf_status in_range(const vf_model *m, const vf__tarch *a, const vf__tcfg 
     return VF_OK;
 }
 
+/* What the replay cannot name: the attention kernel's own backward
+ * workspace. FlashAttention-2's mha_bwd (and PyTorch's flash and
+ * memory-efficient SDPA kernels after it) accumulates dQ in an fp32 tensor
+ * [b, s, heads, head_dim] beside the dq, dk, dv the replay places, plus the
+ * fp32 softmax_d [b, heads, s]; made and freed inside one call, so the
+ * segment for it is kept free. Eager attention has none: its tensors are
+ * all replayed (the cuBLAS workspace is on the allocator). A --margin
+ * given replaces it. */
+static uint64_t unnamed_margin(const vf_estimate_opts *o, const vf__tarch *a, const vf__tcfg *c, vf_estimate *e)
+{
+    e->margin_named = true;
+    if (o->margin_set)
+        return o->margin;
+    if (c->attn == VF_ATTN_EAGER) {
+        vf__assume(e, "margin = none kept by fit: every request of the step is replayed on the device (eager "
+                      "attention has no kernel workspace beyond cuBLAS's, which is replayed)");
+        return 0;
+    }
+    uint64_t heads = a->n_heads / c->tp ? a->n_heads / c->tp : 1;
+    uint64_t w = vf__sadd(vf__smul(vf__smul(4 * c->T, heads), a->head_dim), vf__smul(4 * c->T, heads));
+    uint64_t seg = vf__talloc_segment_bytes(w);
+    vf__assume(e, "margin = %.0f MiB free kept by fit: the one request the replay cannot name, the attention "
+                  "backward's fp32 dQ accumulator and softmax_d (%.0f MiB, FlashAttention-2 mha_bwd), in a new segment",
+               (double)seg / (1 << 20), (double)w / (1 << 20));
+    return seg;
+}
+
+/* The replay on the device: what the allocator would reserve with no
+ * limit is more than the device has, so the step is played again on an
+ * allocator as large as the device (less the context and the margin) with
+ * PyTorch's OOM path: a cudaMalloc that fails frees the unused cached
+ * segments (release_cached_blocks) and retries, then the request fails.
+ * What the priced peak has beyond the replay's allocated peak is held
+ * through that step (erring high). true when no request failed; the
+ * figures are then that replay's. */
+static bool on_device(const vf_model *m, const vf_estimate_opts *o, const vf__tarch *a, const vf__tcfg *c,
+                      const vf__tacts *acts, const vf__tplace *p, uint64_t allocated, uint64_t ws, uint64_t ctx,
+                      uint64_t margin, const vf__tstats *free_run, vf_estimate *out, vf_error *err)
+{
+    vf__replay r;
+    if (vf__replay_open(&r, o, err) != VF_OK)
+        return false;
+    r.own_margin = true;
+    r.capacity = o->gpu_bytes > vf__sadd(ctx, margin) ? o->gpu_bytes - ctx - margin : 1;
+    uint64_t hold = allocated > free_run->peak_allocated ? allocated - free_run->peak_allocated : 0;
+    vf__train_replay(&r, m, &o->train, a, c, acts, p, ws, hold);
+    bool ok = !r.broken;
+    vf__tstats s = vf__replay_stats(&r);
+    double gib = (double)o->gpu_bytes / (1 << 30);
+    if (ok) {
+        vf__device_set(out, s.peak_allocated > allocated ? s.peak_allocated : allocated, s.peak_reserved, ctx, 0);
+        vf__assume(out, "caching allocator = replayed on the device (%.2f GiB, CUDACachingAllocator.cpp rules): without "
+                        "a limit it would reserve %.2f GiB; under the limit it frees its unused cached segments and "
+                        "retries (release_cached_blocks), no request fails, reserved peak %.2f GiB%s",
+                   gib, (double)free_run->peak_reserved / (1 << 30), (double)s.peak_reserved / (1 << 30),
+                   hold ? ", the priced peak's excess over the replay held through the step" : "");
+    } else if (r.oom) {
+        vf__assume(out, "caching allocator = replayed on the device (%.2f GiB less the context and margin): a request "
+                        "of %.0f MiB fails after the cached segments are freed and the allocation retried "
+                        "(out of memory)", gib, (double)s.failed_request / (1 << 20));
+    }
+    vf__replay_close(&r);
+    return ok;
+}
+
 /* What a PyTorch process's device holds: the allocator replayed over one
- * step (plain, LoRA, QLoRA, accumulated, ZeRO/FSDP/offload; else the peak
- * as allocated), the context beside it. Under
- * transformers that is the figure that must fit (per_gpu_bytes, the cached
- * blocks in the overhead); LitGPT's own figure stays what it prints
- * (torch.cuda.max_memory_allocated). */
+ * step (plain, LoRA, QLoRA, accumulated, recomputed, ZeRO/FSDP/offload;
+ * else the peak as allocated), the context beside it; on a device that the
+ * unlimited replay overfills, replayed again on the device's size (its OOM
+ * path decides). Under transformers that is the figure that must fit
+ * (per_gpu_bytes, the cached blocks in the overhead); LitGPT's own figure
+ * stays what it prints (torch.cuda.max_memory_allocated). */
 static vf_status device_figures(const vf_model *m, const vf_estimate_opts *o, const vf__tarch *a, const vf__tcfg *c,
                                 const vf__tacts *acts, const vf__tplace *p, uint64_t peak, uint64_t ws, uint64_t ctx,
                                 vf_estimate *out, vf_error *err)
@@ -220,16 +292,27 @@ static vf_status device_figures(const vf_model *m, const vf_estimate_opts *o, co
     vf_status st = vf__replay_open(&r, o, err);
     if (st != VF_OK)
         return st;
-    if (vf__train_replay(&r, m, &o->train, a, c, acts, p, ws)) {
-        vf__replay_finish(&r, out, allocated, ctx, 0);
+    r.own_margin = true;
+    if (vf__train_replay(&r, m, &o->train, a, c, acts, p, ws, 0)) {
+        uint64_t margin = unnamed_margin(o, a, c, out);
+        out->margin_bytes = margin;
+        vf__tstats s = vf__replay_stats(&r);
+        uint64_t live = vf__sadd(s.peak_allocated > allocated ? s.peak_allocated : allocated, vf__sadd(ctx, margin));
+        uint64_t need = vf__sadd(live, s.peak_reserved > s.peak_allocated ? s.peak_reserved - s.peak_allocated : 0);
+        /* on a device that the free run overfills it is played again on the
+         * device; not when the live peak alone overfills it (no order of
+         * frees helps then: a request must fail) */
+        if (r.broken || !o->gpu_bytes || need <= o->gpu_bytes || live > o->gpu_bytes ||
+            !on_device(m, o, a, c, acts, p, allocated, ws, ctx, margin, &s, out, err))
+            vf__replay_finish(&r, out, allocated, ctx, 0);
     } else {
         vf__device_set(out, allocated, allocated, ctx, 0);
-        vf__assume(out, "caching allocator = not replayed for tensor or pipeline parallelism or recomputation: "
-                        "reserved taken as allocated");
+        vf__assume(out, "caching allocator = not replayed for tensor or pipeline parallelism: reserved taken as "
+                        "allocated");
     }
     vf__replay_close(&r);
     if (hf) {
-        out->overhead = vf__sadd(out->overhead, out->device_bytes - (allocated + ctx));
+        out->overhead = vf__sadd(out->overhead, out->device_bytes > allocated + ctx ? out->device_bytes - (allocated + ctx) : 0);
         out->per_gpu_bytes = out->device_bytes;
     }
     return VF_OK;
@@ -299,6 +382,15 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf__assume(out, "attention = %s", attn_name(c.attn));
     vf__assume(out, "parallel = dp %u x tp %u x pp %u, ep %u", c.dp, c.tp, c.pp, c.ep);
     vf__assume(out, "zero = %d", c.zero);
+    if (c.loss == VF_LOSS_CHUNKED && !a.cls_labels)
+        vf__assume(out, "loss = chunked in %u (torchtune CEWithChunkedOutputLoss): the head and the fp32 upcast per "
+                        "chunk of tokens; every chunk's log-probabilities saved, the fp32 copy and the loss's "
+                        "gradients one chunk at a time", c.loss_chunks);
+    if (c.loss == VF_LOSS_FUSED && !a.cls_labels)
+        vf__assume(out, "loss = fused linear cross-entropy (Liger LigerFusedLinearCrossEntropyLoss, Unsloth): the "
+                        "logits never whole: one chunk of about tokens x hidden at a time, the input's gradient made "
+                        "in the forward and saved, no log-probabilities kept%s", c.lora ? "" : "; the head's gradient "
+                        "made in the forward");
     if (c.grads_kept)
         vf__assume(out, "gradients = kept between steps (zero_grad(set_to_none=False), PyTorch < 2.0)");
     if (a.cls_labels)
@@ -324,6 +416,10 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         vf__assume(out, "mixed precision = PyTorch AMP: fp32 weights, gradients and moments; 16-bit autocast "
                         "copies of the matrices kept for backward");
 
+    if (s.paged_bytes)
+        vf__assume(out, "optimizer states = %.2f GiB of them in CUDA managed memory (bitsandbytes paged: cudaMallocManaged "
+                        "outside the caching allocator, paged to the host under pressure): counted as host memory, not "
+                        "on the device", (double)s.paged_bytes / (1 << 30));
     vf__explain(out, "params %llu, trainable %llu (%llu tensors), frozen %llu", (unsigned long long)s.params,
                 (unsigned long long)s.trainable, (unsigned long long)s.n_trainable_tensors,
                 (unsigned long long)s.frozen);

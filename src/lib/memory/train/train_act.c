@@ -183,17 +183,50 @@ static void recompute_kept(const vf__tarch *a, const vf__tcfg *c, vf_recompute r
     case VF_RECOMPUTE_SELECTIVE:
         /* Korthikanti's selective recomputation drops the attention core's
          * s^2 terms (scores, softmax, dropout) and keeps everything else */
-        o->layer_kept = L - (attn == VF_ATTN_EAGER ? eager_scores(a, c, S, act, upcast) : 0);
+        o->scores_recomputed = attn == VF_ATTN_EAGER ? eager_scores(a, c, S, act, upcast) : 0;
+        o->layer_kept = L - o->scores_recomputed;
         break;
     case VF_RECOMPUTE_FULL:
         /* each block keeps only its input (the RNG state it stashes lives in host memory) */
         o->layer_kept = (uint64_t)r * T * h;
+        o->scores_recomputed = attn == VF_ATTN_EAGER ? eager_scores(a, c, S, act, upcast) : 0;
         /* HF builds an eager 4-D causal mask [1,1,s,s] that checkpointed blocks keep as input */
         if (attn == VF_ATTN_EAGER && a->rope)
             o->non_layer += sq * sq * r;
         break;
     }
     o->total = a->n_layers * o->layer_kept + o->non_layer;
+}
+
+/* The loss's convention over the logits terms (HF's whole-logits fp32
+ * upcast is what the terms above price):
+ * - chunked (torchtune CEWithChunkedOutputLoss, num_output_chunks N): the
+ *   head runs per chunk and the loop holds the chunks' logits (the whole
+ *   logits in the activation dtype) until the loss is computed; each chunk
+ *   is upcast and log-softmaxed in turn, so the fp32 copy is one chunk, the
+ *   log-probabilities (saved) all of them; backward meets one chunk's
+ *   gradients at a time.
+ * - fused (Liger's fused linear cross-entropy; Unsloth's): the forward walks
+ *   the tokens in chunks of about T / (V / h) rows, each chunk's logits
+ *   (T x h elements, activation dtype) and their gradient written in place,
+ *   the input's gradient [T, h] saved for backward (and the head's weight
+ *   gradient made then); no log-probabilities, no backward transient. */
+static void loss_convention(const vf__tarch *a, const vf__tcfg *c, vf__tacts *o)
+{
+    const uint64_t TV = o->logits_tv, Th = c->T * a->hidden, act = c->act;
+    const uint64_t keep = c->softmax_keeps_input ? 2 : 1;
+    if (a->cls_labels || c->loss == VF_LOSS_FULL)
+        return;
+    uint64_t n = c->loss_chunks ? c->loss_chunks : 1;
+    if (c->loss == VF_LOSS_CHUNKED) {
+        o->fwd_temp = act * TV + (act < 4 ? 4 * TV / n : 0);
+        o->bwd_start = 8 * TV / n;
+        return;
+    }
+    uint64_t saved = keep * 4 * TV;
+    o->non_layer = (o->non_layer > saved ? o->non_layer - saved : 0) + act * Th;
+    o->fwd_temp = act * Th + (c->lora ? 0 : a->vocab * a->hidden * c->g_bytes);
+    o->bwd_start = 0;
 }
 
 /* The step's transients: end of forward, start and inside of backward, the
@@ -213,6 +246,7 @@ static void step_transients(const vf__tarch *a, const vf__tcfg *c, const vf__tst
      * log-probabilities and of the logits, fp32 */
     o->fwd_temp = act * o->logits_tv + (act < 4 ? 4 * o->logits_tv : 0);
     o->bwd_start = 8 * o->logits_tv;
+    loss_convention(a, c, o);
     if (c->litgpt) /* fp32 logits held by the loop, chunked loss (train_litgpt.c) */
         vf__litgpt_loss(a, c, o);
     if (rc == VF_RECOMPUTE_FULL && L > o->fwd_temp)
@@ -270,5 +304,7 @@ void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s,
     block_saved(a, c, s, o, &mlp_part);
     uint64_t head_part = outside_saved(a, c, o);
     recompute_kept(a, c, rc, o);
+    uint64_t nl = o->non_layer;
     step_transients(a, c, s, rc, head_part, mlp_part, o);
+    o->total = o->total - nl + o->non_layer; /* the loss's convention may change what is kept outside */
 }

@@ -23,12 +23,15 @@ void vf__train_place(const vf__tarch *a, const vf__tcfg *c, const vf_train_opts 
 {
     memset(p, 0, sizeof *p);
     uint64_t w = split(s->weight_bytes, c, s), g = split(s->grad_bytes, c, s);
-    uint64_t opt = split(s->master_bytes + s->state_bytes, c, s);
+    /* paged optimizer states are in managed memory: host-backed, evicted under pressure, never an OOM */
+    uint64_t paged = split(s->paged_bytes, c, s);
+    uint64_t opt = split(s->master_bytes + s->state_bytes, c, s) - paged;
     uint64_t tmp = split(s->step_temp_bytes, c, s);
     uint64_t dp = c->dp;
     if (c->zero >= 1) {
         opt /= dp;
         tmp /= dp;
+        paged /= dp;
     }
     if (c->zero >= 2)
         g /= dp;
@@ -55,6 +58,7 @@ void vf__train_place(const vf__tarch *a, const vf__tcfg *c, const vf_train_opts 
     }
     if (t->offload_nvme)
         host = 0; /* the states live on NVMe; pinned staging buffers only */
+    host += paged;
 
     /* communication buffers */
     if (c->zero == 0 && dp > 1) {

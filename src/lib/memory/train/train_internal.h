@@ -56,6 +56,8 @@ typedef struct vf__tcfg {
     vf_attn attn;
     bool softmax_keeps_input; /* PyTorch < 1.11: softmax/log_softmax save their input as well */
     bool grads_kept;      /* gradients live from one step into the next (zero_grad without set_to_none) */
+    vf_loss loss;         /* how the loss meets the logits */
+    uint32_t loss_chunks; /* VF_LOSS_CHUNKED: output chunks */
 } vf__tcfg;
 
 /* Parameters, gradients and optimizer states of the whole model (unsharded). */
@@ -72,6 +74,7 @@ typedef struct vf__tstates {
     uint64_t grad_bytes;
     uint64_t master_bytes;
     uint64_t state_bytes;          /* moments, step counters, block scales */
+    uint64_t paged_bytes;          /* of state_bytes: in CUDA managed memory (bitsandbytes paged), off the device */
     uint64_t step_temp_bytes;      /* the optimizer step's temporaries */
     uint64_t lora_act_extra;       /* adapted matrices in the blocks (each saves tokens x rank) */
     uint64_t lora_in_sum;          /* their input widths, summed (lora_dropout copies per adapter) */
@@ -82,6 +85,8 @@ typedef struct vf__tstates {
 
 VF_HIDDEN vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__tcfg *c,
                                      vf__tstates *s, vf_error *err);
+/* Of a tensor's optimizer state, what a paged optimizer keeps in CUDA managed memory. */
+VF_HIDDEN uint64_t vf__optim_paged_bytes(vf_optimizer o, uint64_t n);
 /* Optimizer state bytes for n trainable elements in one tensor. */
 VF_HIDDEN uint64_t vf__optim_state_bytes(vf_optimizer o, const vf__tcfg *c, const uint64_t *shape, uint32_t n_dims,
                                          uint64_t n);
@@ -121,6 +126,7 @@ typedef struct vf__tacts {
     uint64_t held_after; /* this micro-batch's 4-bit matmul inputs, still alive after its backward */
     uint64_t scores_kept;/* of layer_kept: the s^2 terms eager attention saves (scores, softmax, dropout) */
     uint64_t ff_kept;    /* of layer: the dense MLP's intermediate-width tensors (tokens x ff) */
+    uint64_t scores_recomputed; /* of layer - layer_kept: the s^2 terms a checkpoint's rerun makes again */
 } vf__tacts;
 
 /* LitGPT's own terms (train_litgpt.c): one block's extra q/k/v-path saves, and
@@ -151,12 +157,15 @@ VF_HIDDEN void vf__train_place(const vf__tarch *a, const vf__tcfg *c, const vf_t
 VF_HIDDEN bool vf__deepspeed_states(const vf__tcfg *c, const vf_train_opts *t, const vf__tstates *s,
                                     uint64_t *gpu, uint64_t *cpu);
 
-/* One plain training step's allocations (no LoRA, ZeRO, offload or model
- * parallelism), played twice into the caching allocator (train_replay.c):
- * false when the layout is not one it replays. */
+/* One training step's allocations (plain, LoRA, QLoRA, ZeRO/FSDP, offload,
+ * recomputation, accumulation), played twice into the caching allocator
+ * (train_replay.c) on r->capacity when set; hold: bytes allocated once the
+ * weights are placed and held to the end (what the priced peak has beyond
+ * the replay's layout). false when the layout is not one it replays. */
 struct vf__replay;
 VF_HIDDEN bool vf__train_replay(struct vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a,
-                                const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws);
+                                const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws,
+                                uint64_t hold);
 
 /* The step's peak and its phase. */
 VF_HIDDEN uint64_t vf__train_peak(const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, vf_recompute rc,

@@ -37,7 +37,7 @@ static tpiece piece_of(const step_ctx *x, int32_t layer, bool emb, uint64_t n, c
     const vf__tcfg *c = x->c;
     tpiece p = {.layer = layer, .emb = emb, .w = vf__smul(n, w_bytes), .g = vf__smul(n, c->g_bytes),
                 .temp = vf__smul(n, c->st_bytes), .g1 = vf__smul(n, c->g_bytes), .m = vf__smul(n, c->master)};
-    uint64_t st = vf__optim_state_bytes(x->t->optimizer, c, sh, nd, n);
+    uint64_t st = vf__optim_state_bytes(x->t->optimizer, c, sh, nd, n) - vf__optim_paged_bytes(x->t->optimizer, n);
     bool adam = x->t->optimizer == VF_OPT_ADAMW || x->t->optimizer == VF_OPT_ADAM;
     if (adam && st > 4) {
         p.st[0] = (st - 4) / 2;
@@ -251,6 +251,56 @@ static void save_block(step_ctx *x, tset *s)
     s->n = n1 + n2 + n3;
 }
 
+/* Recomputation: what a checkpoint drops of a block's saved set (the s^2
+ * scores, the MLP's intermediate-width tensors, then hidden-sized ones),
+ * made again by its forward's rerun before the block's backward and alive
+ * through it (torch.utils.checkpoint, reentrant or not: the same tensors). */
+static void recompute_block(step_ctx *x, tset *s)
+{
+    const vf__tacts *A = x->acts;
+    uint64_t drop = A->layer > A->layer_kept ? A->layer - A->layer_kept : 0;
+    uint64_t sc = A->scores_recomputed < drop ? A->scores_recomputed : drop;
+    uint64_t ff = A->ff_kept < drop - sc ? A->ff_kept : drop - sc;
+    size_t n1 = 0, n2 = 0, n3 = 0;
+    vf__replay_pieces(x->r, sc, vf__smul(A->attn_scores, x->c->act), s->h, MAX_PIECES / 4, &n1);
+    vf__replay_pieces(x->r, ff, x->uff, s->h + n1, MAX_PIECES / 4, &n2);
+    vf__replay_pieces(x->r, drop - sc - ff, x->u, s->h + n1 + n2, MAX_PIECES - n1 - n2, &n3);
+    s->n = n1 + n2 + n3;
+}
+
+/* bytes as tensors of piece bytes made one after another, each freed once
+ * the two after it exist (an op's input dies after the next op read it). */
+static void stream(step_ctx *x, uint64_t bytes, uint64_t piece, uint32_t win[2])
+{
+    if (!bytes)
+        return;
+    if (!piece || piece > bytes)
+        piece = bytes;
+    uint64_t count = bytes / piece < MAX_PIECES ? bytes / piece : MAX_PIECES;
+    for (uint64_t i = 0; i < count && !x->r->broken; i++) {
+        uint32_t h = vf__replay_alloc(x->r, i + 1 == count ? bytes - piece * (count - 1) : piece);
+        vf__replay_free(x->r, win[0]);
+        win[0] = win[1], win[1] = h;
+    }
+}
+
+/* A checkpointed block's forward: the tensors its rerun will make, not
+ * saved (no_grad, or the non-reentrant checkpoint's pack hook), so each
+ * dies once the next op has read it. */
+static void checkpointed_forward(step_ctx *x)
+{
+    const vf__tacts *A = x->acts;
+    uint64_t drop = A->layer > A->layer_kept ? A->layer - A->layer_kept : 0;
+    uint64_t sc = A->scores_recomputed < drop ? A->scores_recomputed : drop;
+    uint64_t ff = A->ff_kept < drop - sc ? A->ff_kept : drop - sc;
+    uint32_t win[2] = {0, 0};
+    stream(x, sc, vf__smul(A->attn_scores, x->c->act), win);
+    stream(x, drop - sc - ff, x->u, win);
+    stream(x, ff, x->uff, win);
+    vf__replay_free(x->r, win[0]);
+    vf__replay_free(x->r, win[1]);
+}
+
 /* A transient of bytes as tensors of piece bytes, made and freed. */
 static void transient(step_ctx *x, uint64_t bytes, uint64_t piece)
 {
@@ -259,7 +309,9 @@ static void transient(step_ctx *x, uint64_t bytes, uint64_t piece)
     vf__replay_free_all(x->r, t.h, &t.n);
 }
 
-/* optimizer.step(): states made on the first step, then the step's
+/* optimizer.step(): states made on the first step, every parameter's
+ * before any temporary (torch/optim/adamw.py: _init_group walks the whole
+ * group before the foreach or per-tensor update runs), then the step's
  * temporaries (foreach: one per parameter tensor, all alive together; the
  * per-tensor loop: one at a time), then zero_grad. */
 static void optimizer_step(step_ctx *x)
@@ -271,11 +323,11 @@ static void optimizer_step(step_ctx *x)
         x->r->broken = true;
         return;
     }
+    for (size_t i = 0; i < x->n_pc && !x->states_made; i++)
+        for (int k = 0; k < 3; k++) /* AdamW: exp_avg, exp_avg_sq, the step tensor */
+            vf__replay_alloc(x->r, x->pc[i].st[k]);
     for (size_t i = 0; i < x->n_pc; i++) {
         const tpiece *t = &x->pc[i];
-        if (!x->states_made) /* AdamW: exp_avg, exp_avg_sq, the step tensor */
-            for (int k = 0; k < 3; k++)
-                vf__replay_alloc(x->r, t->st[k]);
         uint64_t one = t->temp;
         if (!foreach) { /* the per-tensor loop: its denominator lives for one tensor */
             vf__replay_free(x->r, vf__replay_alloc(x->r, one));
@@ -315,27 +367,42 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
         vf__shard_gather(x, l + 1);
         dequantize_block(x, l);
         save_block(x, &blocks[l]);
+        checkpointed_forward(x);
     }
     vf__shard_release(x);
-    uint64_t outside_rest = A->non_layer > 4 * x->ltv ? A->non_layer - 4 * x->ltv : 0;
+    /* the forward's end as HF's ForCausalLMLoss runs it: the head's input and
+     * the rest outside the blocks, the logits in the activation dtype, their
+     * fp32 copy (logits.float()), log_softmax's output (saved: the vocabulary
+     * part of what is kept outside), then the copy and the logits die */
+    uint64_t vocab = x->c->loss == VF_LOSS_FUSED ? 0 : vf__smul(vf__smul(A->logits_tv, 4), x->c->softmax_keeps_input ? 2 : 1);
+    if (vocab > A->non_layer)
+        vocab = A->non_layer;
     size_t n1 = 0, n2 = 0;
-    vf__replay_pieces(r, A->non_layer - outside_rest, 4 * x->ltv, outside->h, MAX_PIECES / 2, &n1);
-    vf__replay_pieces(r, outside_rest, x->u, outside->h + n1, MAX_PIECES - n1, &n2);
+    vf__replay_pieces(r, A->non_layer - vocab, x->u, outside->h, MAX_PIECES / 2, &n1);
+    uint64_t lg = vf__smul(A->logits_tv, x->c->act);
+    uint32_t logits = lg < A->fwd_temp ? vf__replay_alloc(r, lg) : 0;
+    tset copy;
+    vf__replay_pieces(r, logits ? A->fwd_temp - lg : A->fwd_temp, x->ltv, copy.h, MAX_PIECES, &copy.n);
+    vf__replay_pieces(r, vocab, x->ltv, outside->h + n1, MAX_PIECES - n1, &n2);
     outside->n = n1 + n2;
-    transient(x, A->fwd_temp, 4 * x->ltv); /* the logits and their fp32 copy */
+    vf__replay_free_all(r, copy.h, &copy.n);
+    vf__replay_free(r, logits);
     /* backward: the loss's gradients, the head's, then block by block */
     tset bs;
-    vf__replay_pieces(r, A->bwd_start, 4 * x->ltv, bs.h, MAX_PIECES, &bs.n);
+    vf__replay_pieces(r, A->bwd_start, x->ltv, bs.h, MAX_PIECES, &bs.n);
     vf__replay_free_all(r, outside->h, &outside->n);
     vf__shard_backward(x, true);
     make_grads(x, -1, true);
     vf__replay_free_all(r, bs.h, &bs.n);
     for (uint32_t l = x->L; l-- > 0 && !r->broken;) {
         vf__shard_gather(x, l + 1);
+        tset rc;
+        recompute_block(x, &rc);
         dequantize_block(x, l);
         make_grads(x, (int32_t)l, false);
         transient(x, A->bwd_mlp, x->uff);
         transient(x, A->bwd_attn, A->attn_scores ? vf__smul(A->attn_scores, 4) : x->u);
+        vf__replay_free_all(r, rc.h, &rc.n);
         vf__replay_free_all(r, blocks[l].h, &blocks[l].n);
     }
     vf__shard_release(x);
@@ -388,11 +455,12 @@ typedef struct vf__trkey {
     vf__tcfg c;
     vf__tacts acts;
     vf__tconf conf;
-    uint64_t step_temp, ws, device_bytes;
+    uint64_t step_temp, ws, device_bytes, capacity, hold;
     uint64_t hidden, inter;
     uint32_t L;
     vf_optimizer optimizer;
     vf_optim_impl impl;
+    vf_recompute recompute;
     vf__tplace place; /* the sharded layouts' shares (ZeRO, FSDP, offload) */
     int fsdp;
     char lora_targets[sizeof ((vf_train_opts *)0)->lora_targets];
@@ -406,7 +474,7 @@ typedef struct vf__trmemo {
     uint64_t largest; /* the step's largest request (fit's margin) */
 } vf__trmemo;
 
-#define TRMEMO_MAX 64 /* past this many a model's steps are replayed every time */
+#define TRMEMO_MAX 1024 /* past this many a model's steps are replayed every time */
 
 static pthread_mutex_t trmemo_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -423,9 +491,12 @@ static void trmemo_free(void *p)
 }
 
 static void trmemo_key(vf__trkey *k, const vf__replay *r, const vf_train_opts *t, const vf__tarch *a,
-                       const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+                       const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws, uint64_t hold)
 {
     memset(k, 0, sizeof *k);
+    k->capacity = r->capacity;
+    k->hold = hold;
+    k->recompute = t->recompute;
     memcpy(&k->c, c, sizeof *c);
     memcpy(&k->acts, acts, sizeof *acts);
     memcpy(&k->conf, &r->conf, sizeof r->conf);
@@ -458,6 +529,7 @@ static bool trmemo_get(vf__replay *r, const vf_model *m, const vf__trkey *k, siz
         r->stats = l->stats;
         r->largest = l->largest;
         r->kept = true;
+        r->oom = r->broken = l->stats.failed;
     }
     pthread_mutex_unlock(&trmemo_lock);
     return l != NULL;
@@ -541,12 +613,15 @@ static void ctx_free(step_ctx *x, tset *blocks)
 
 /* The step as the allocator meets it. */
 static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a,
-                         const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+                         const vf__tcfg *c, const vf__tacts *acts, const vf__tplace *p, uint64_t ws, uint64_t hold)
 {
     step_ctx x = {.r = r, .m = m, .t = t, .c = c, .acts = acts, .p = p, .L = a->n_layers};
     x.u = vf__smul(vf__smul(c->act, c->T), a->hidden);
     x.uff = vf__smul(vf__smul(c->act, c->T), a->inter ? a->inter : a->hidden);
-    x.ltv = vf__smul(acts->logits_tv, 4);
+    /* the loss's fp32 tensors: the whole logits', or one chunk's (chunked, fused) */
+    x.ltv = vf__smul(acts->logits_tv, 4) / (c->loss == VF_LOSS_CHUNKED ? c->loss_chunks : 1);
+    if (c->loss == VF_LOSS_FUSED)
+        x.ltv = x.u;
     tset *blocks = calloc(x.L ? x.L : 1, sizeof *blocks);
     tset outside = {{0}, 0};
     bool ok = blocks && make_pieces(&x) && make_deq(&x) && group_by_layer(&x) &&
@@ -561,6 +636,9 @@ static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *
     else
         load_model(&x);
     r->largest = 0; /* the load's requests are not the step's */
+    vf__replay_apply_capacity(r);
+    vf__replay_alloc(r, hold);
+    r->largest = 0;
     vf__replay_alloc(r, ws);
     for (int step = 0; step < 2 && !r->broken; step++)
         one_step(&x, blocks, &outside);
@@ -568,18 +646,19 @@ static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *
 }
 
 bool vf__train_replay(vf__replay *r, const vf_model *m, const vf_train_opts *t, const vf__tarch *a, const vf__tcfg *c,
-                      const vf__tacts *acts, const vf__tplace *p, uint64_t ws)
+                      const vf__tacts *acts, const vf__tplace *p, uint64_t ws, uint64_t hold)
 {
-    if (c->tp > 1 || c->pp > 1 || t->recompute != VF_RECOMPUTE_NONE ||
+    if (c->tp > 1 || c->pp > 1 ||
         a->n_layers > (1u << 12) || (c->lora && c->frozen_bytes != (double)(uint32_t)c->frozen_bytes))
         return false;
     vf__trkey k;
     size_t n;
-    trmemo_key(&k, r, t, a, c, acts, p, ws);
+    trmemo_key(&k, r, t, a, c, acts, p, ws, hold);
     if (trmemo_get(r, m, &k, &n))
         return true;
-    replay_steps(r, m, t, a, c, acts, p, ws);
-    if (!r->broken && n < TRMEMO_MAX) /* an incomplete replay (no host memory) is not kept */
+    replay_steps(r, m, t, a, c, acts, p, ws, hold);
+    /* an incomplete replay (no host memory) is not kept; one that ran out of the device is */
+    if ((!r->broken || r->oom) && n < TRMEMO_MAX)
         trmemo_put(r, m, &k);
     return true;
 }

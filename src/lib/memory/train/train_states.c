@@ -20,6 +20,16 @@
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
 
+/* bitsandbytes' paged optimizers (Optimizer8bit.get_state_buffer): a state
+ * of a tensor of 1e5 elements or more is F.get_paged (cudaMallocManaged),
+ * the rest torch.zeros_like; the paged 8-bit AdamW's two uint8 states live
+ * there, outside the caching allocator, paged to the host under pressure
+ * (their block absmax are ordinary tensors). */
+uint64_t vf__optim_paged_bytes(vf_optimizer o, uint64_t n)
+{
+    return o == VF_OPT_PAGED_ADAMW_8BIT && n >= 100000 ? 2 * n : 0;
+}
+
 uint64_t vf__optim_state_bytes(vf_optimizer o, const vf__tcfg *c, const uint64_t *shape, uint32_t n_dims, uint64_t n)
 {
     uint64_t st = c->st_bytes;
@@ -192,6 +202,7 @@ static void add_adapters(const vf_train_opts *t, const vf__tcfg *c, const vf_ten
         s->lora_qkv_in += e * in;
     s->state_bytes += e * (vf__optim_state_bytes(t->optimizer, c, shA, 2, nA) +
                            vf__optim_state_bytes(t->optimizer, c, shB, 2, nB));
+    s->paged_bytes += e * (vf__optim_paged_bytes(t->optimizer, nA) + vf__optim_paged_bytes(t->optimizer, nB));
     uint64_t tA = step_temp_loop(t->optimizer, c, *prev, nA), tB = step_temp_loop(t->optimizer, c, nA, nB);
     if (tA > *temp)
         *temp = tA;
@@ -261,6 +272,7 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
             s->trainable += n;
             s->n_trainable_tensors++;
             s->state_bytes += vf__optim_state_bytes(t->optimizer, c, tn->shape, tn->n_dims, n);
+            s->paged_bytes += vf__optim_paged_bytes(t->optimizer, n);
             uint64_t tt = step_temp_loop(t->optimizer, c, prev, n);
             if (tt > temp)
                 temp = tt;
@@ -287,6 +299,7 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
             s->trainable += n;
             s->n_trainable_tensors++;
             s->state_bytes += vf__optim_state_bytes(t->optimizer, c, c->head_shape, 2, n);
+            s->paged_bytes += vf__optim_paged_bytes(t->optimizer, n);
             uint64_t tt = step_temp_loop(t->optimizer, c, prev, n);
             if (tt > temp)
                 temp = tt;
