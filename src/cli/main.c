@@ -17,6 +17,7 @@ static const vf_cmd commands[] = {
     {"serve", cmd_serve, "the calculator as a local web page"},
     {"watch", cmd_watch, "a command's GPU memory over time (NVML): baseline, peak, after"},
     {"oom", cmd_oom, "explain an out-of-memory error in a log, with its numbers"},
+    {"snapshot", cmd_snapshot, "a PyTorch memory snapshot: reserved, allocated, peak, leak suspects"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
