@@ -1366,6 +1366,34 @@ VF_API void vf_loader_free(vf_loader *l);
 /** The 64-bit checksum --verify compares (docs/loader.md); seed 0 for a plain hash. */
 VF_API uint64_t vf_hash64(const void *data, size_t n, uint64_t seed);
 
+/* ------------------------------------------------------------------------ */
+/* Tensors for a framework (DLPack)                                          */
+/* ------------------------------------------------------------------------ */
+/*
+ * A model loaded on one device (opts.device: "host" or "cuda:N") through the
+ * loader: one allocation per file, each tensor a view into it, handed over
+ * as DLPack DLManagedTensor structs (a framework wraps one in a "dltensor"
+ * capsule; PyTorch: torch.utils.dlpack.from_dlpack). The loaded memory is
+ * freed when the set and every tensor taken from it are released. Types the
+ * framework lacks (FP8, U16-U64, quantized GGUF blocks) are their raw bytes
+ * as uint8, vf_dlpack_dtype naming the type (docs/loader.md).
+ */
+typedef struct vf_dlpack_set vf_dlpack_set;
+
+/** Loads source (a safetensors file, sharded index or directory, or a GGUF); res may be NULL. */
+VF_API vf_status vf_dlpack_load(const char *source, const vf_load_opts *o, vf_dlpack_set **out,
+                                vf_load_result *res, vf_error *err);
+VF_API size_t vf_dlpack_count(const vf_dlpack_set *s);
+VF_API const char *vf_dlpack_name(const vf_dlpack_set *s, size_t i);
+/** The file's type name ("BF16", "F8_E4M3", "Q4_K"). */
+VF_API const char *vf_dlpack_dtype(const vf_dlpack_set *s, size_t i);
+/** True when tensor i is handed over as raw bytes (uint8). */
+VF_API bool vf_dlpack_raw(const vf_dlpack_set *s, size_t i);
+/** A new DLManagedTensor for tensor i (its deleter releases it); NULL on error. */
+VF_API void *vf_dlpack_take(vf_dlpack_set *s, size_t i, vf_error *err);
+/** Drops the set's own reference; the memory goes with the last tensor. */
+VF_API void vf_dlpack_release(vf_dlpack_set *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,6 +31,9 @@ int cmd_watch(int argc, char **argv);
 int cmd_oom(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 
+/* main.c: the command line as the vramfit command runs it (argv[0] the program). */
+int vf_cli_main(int argc, char **argv);
+
 /* ---- capture.c ---- */
 /* Runs cmd (called with --json among argv) with stdout captured; *out is its
  * one JSON object (NULL when it printed none). Returns cmd's exit status. */

@@ -1,4 +1,5 @@
-/* main.c — the vramfit command: a table of subcommands, one file each. */
+/* main.c — the vramfit command: a table of subcommands, one file each;
+ * vf_cli_main is also what the Python package runs (embed.c). */
 #include "cli.h"
 
 #include <stdio.h>
@@ -64,7 +65,7 @@ static int run_command(const vf_cmd *cmd, int argc, char **argv)
     return rc;
 }
 
-int main(int argc, char **argv)
+int vf_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -91,4 +92,9 @@ int main(int argc, char **argv)
             return run_command(&commands[i], argc - 1, argv + 1);
     fprintf(stderr, "vramfit: '%s' is not a command; see 'vramfit --help'\n", c);
     return VF_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    return vf_cli_main(argc, argv);
 }
