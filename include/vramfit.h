@@ -1380,9 +1380,13 @@ VF_API uint64_t vf_hash64(const void *data, size_t n, uint64_t seed);
  */
 typedef struct vf_dlpack_set vf_dlpack_set;
 
-/** Loads source (a safetensors file, sharded index or directory, or a GGUF); res may be NULL. */
-VF_API vf_status vf_dlpack_load(const char *source, const vf_load_opts *o, vf_dlpack_set **out,
-                                vf_load_result *res, vf_error *err);
+/**
+ * Loads m (from vf_model_open of a safetensors file, sharded index or
+ * directory, or a GGUF), which the set takes over: freed with the set's
+ * memory, also when this fails. res may be NULL.
+ */
+VF_API vf_status vf_dlpack_load(vf_model *m, const vf_load_opts *o, vf_dlpack_set **out, vf_load_result *res,
+                                vf_error *err);
 VF_API size_t vf_dlpack_count(const vf_dlpack_set *s);
 VF_API const char *vf_dlpack_name(const vf_dlpack_set *s, size_t i);
 /** The file's type name ("BF16", "F8_E4M3", "Q4_K"). */

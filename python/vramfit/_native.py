@@ -61,7 +61,8 @@ class LoadOpts(ctypes.Structure):
 assert ctypes.sizeof(Error) == 1024 and ctypes.sizeof(LoadOpts) == 256
 
 _sig = [("vf_load_opts_init", None, [ctypes.POINTER(LoadOpts)]),
-        ("vf_dlpack_load", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(LoadOpts), ctypes.POINTER(ctypes.c_void_p),
+        ("vf_model_open", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(Error)]),
+        ("vf_dlpack_load", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(LoadOpts), ctypes.POINTER(ctypes.c_void_p),
                                           ctypes.c_void_p, ctypes.POINTER(Error)]),
         ("vf_dlpack_count", ctypes.c_size_t, [ctypes.c_void_p]),
         ("vf_dlpack_name", ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),

@@ -61,8 +61,11 @@ def load_safetensors(path, device="cpu", staging_mb=None, threads=None):
         opts.threads = int(threads)
     err = _native.Error()
     s = ctypes.c_void_p()
-    st = _native.core.vf_dlpack_load(str(path).encode(), ctypes.byref(opts), ctypes.byref(s), None,
-                                     ctypes.byref(err))
+    m = ctypes.c_void_p()
+    st = _native.core.vf_model_open(str(path).encode(), ctypes.byref(m), ctypes.byref(err))
+    if st != 0:
+        raise _error(st, err)
+    st = _native.core.vf_dlpack_load(m, ctypes.byref(opts), ctypes.byref(s), None, ctypes.byref(err))  # takes m
     if st != 0:
         raise _error(st, err)
     out = Tensors()

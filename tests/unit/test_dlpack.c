@@ -47,8 +47,9 @@ static void check_set(const char *ix, const char *device, int32_t dl_device)
     tl_opts(&o, device, 256 << 10);
     vf_dlpack_set *s = NULL;
     vf_error e = {0};
-    assert_int_equal(vf_dlpack_load(ix, &o, &s, NULL, &e), VF_OK);
-    vf_model *m = NULL;
+    vf_model *m = NULL, *owned = NULL;
+    assert_int_equal(vf_model_open(ix, &owned, &e), VF_OK);
+    assert_int_equal(vf_dlpack_load(owned, &o, &s, NULL, &e), VF_OK);
     assert_int_equal(vf_model_open(ix, &m, &e), VF_OK);
     size_t n = vf_dlpack_count(s);
     assert_int_equal(n, 6);
@@ -121,11 +122,14 @@ static void test_dlpack_refusals(void **state)
     tl_opts(&o, "null", 0);
     vf_dlpack_set *s = NULL;
     vf_error e = {0};
-    assert_int_equal(vf_dlpack_load("Qwen/Qwen3-8B", &o, &s, NULL, &e), VF_EINVAL); /* null: nothing to view */
+    vf_model *m = NULL;
+    assert_int_equal(vf_model_open("Qwen/Qwen3-8B", &m, &e), VF_OK);
+    assert_int_equal(vf_dlpack_load(m, &o, &s, NULL, &e), VF_EINVAL); /* null: nothing to view; m taken */
     tl_opts(&o, "host", 0);
-    assert_int_equal(vf_dlpack_load("Qwen/Qwen3-8B", &o, &s, NULL, &e), VF_EUNSUPPORTED); /* no weights */
+    assert_int_equal(vf_model_open("Qwen/Qwen3-8B", &m, &e), VF_OK);
+    assert_int_equal(vf_dlpack_load(m, &o, &s, NULL, &e), VF_EUNSUPPORTED); /* no weights */
     assert_null(s);
-    assert_int_equal(vf_dlpack_load("/nonexistent.safetensors", &o, &s, NULL, &e), VF_ENOENT);
+    assert_int_equal(vf_dlpack_load(NULL, &o, &s, NULL, &e), VF_EINVAL);
     assert_null(vf_dlpack_take(NULL, 0, &e));
     vf_dlpack_release(NULL);
 }

@@ -102,31 +102,34 @@ static bool parse_device(const char *dev, int32_t *type, int32_t *id)
     return true;
 }
 
-vf_status vf_dlpack_load(const char *source, const vf_load_opts *o, vf_dlpack_set **out, vf_load_result *res,
+vf_status vf_dlpack_load(vf_model *m, const vf_load_opts *o, vf_dlpack_set **out, vf_load_result *res,
                          vf_error *err)
 {
     *out = NULL;
+    if (!m)
+        return vf__err(err, VF_EINVAL, "", "tensors for a framework: no model");
+    const char *source = vf_model_source(m);
     vf_load_opts opts;
     vf_load_opts_init(&opts);
     if (o)
         opts = *o;
-    if (opts.device_map)
-        return vf__err(err, VF_EINVAL, source, "tensors for a framework: one device, no device map");
     vf_dlpack_set *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        vf_model_free(m);
         return vf__err(err, VF_ENOMEM, source, "out of memory");
-    atomic_init(&s->refs, 1);
-    if (!parse_device(opts.device, &s->device_type, &s->device_id)) {
-        free(s);
-        return vf__err(err, VF_EINVAL, source, "tensors for a framework: device '%s' is not host or cuda:N",
-                       opts.device);
     }
-    vf_status st = vf_model_open(source, &s->model, err);
-    if (st == VF_OK && vf_model_format(s->model) != VF_FORMAT_SAFETENSORS && vf_model_format(s->model) != VF_FORMAT_GGUF)
+    s->model = m; /* the set owns it from here, failures included */
+    atomic_init(&s->refs, 1);
+    vf_status st = VF_OK;
+    if (opts.device_map)
+        st = vf__err(err, VF_EINVAL, source, "tensors for a framework: one device, no device map");
+    else if (!parse_device(opts.device, &s->device_type, &s->device_id))
+        st = vf__err(err, VF_EINVAL, source, "tensors for a framework: device '%s' is not host or cuda:N", opts.device);
+    else if (vf_model_format(m) != VF_FORMAT_SAFETENSORS && vf_model_format(m) != VF_FORMAT_GGUF)
         st = vf__err(err, VF_EUNSUPPORTED, source, "tensors for a framework: a safetensors or GGUF checkpoint, "
                                                    "not a description without weights");
     if (st == VF_OK)
-        st = vf_loader_open(s->model, &opts, &s->loader, err);
+        st = vf_loader_open(m, &opts, &s->loader, err);
     vf_load_result *own = res ? NULL : vf_load_result_new();
     if (st == VF_OK && !res && !own)
         st = vf__err(err, VF_ENOMEM, source, "out of memory");
