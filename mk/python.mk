@@ -4,7 +4,9 @@
 $(BUILD)/libvramfit.so.0: $(BUILD)/libvramfit.so
 	@ln -sf libvramfit.so $@
 
-$(BUILD)/libvramfit-cli.so: $(CLI_OBJS) $(BUILD)/libvramfit.so $(BUILD)/libvramfit.so.0
+# (CLI_OBJS is set after mk/*.mk are read: the command's binary stands for
+# its objects among the prerequisites; the recipe expands the list late.)
+$(BUILD)/libvramfit-cli.so: $(BUILD)/vramfit $(BUILD)/libvramfit.so $(BUILD)/libvramfit.so.0
 	$(call QUIET,LD,$@)$(CC) -shared -Wl,--no-undefined $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) -L$(BUILD) -l:libvramfit.so \
 	  -Wl,-rpath,'$$ORIGIN' $(MHD_LIBS) $(LIBS)
 
