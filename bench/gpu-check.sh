@@ -16,7 +16,10 @@
 #      the same load with other reader counts and ring sizes (for tuning);
 #   5. the same load under `vramfit watch`: the device memory NVML saw (the
 #      load process's own peak, and the device's rise over its baseline)
-#      against the loader's own figures (weights + context; target within 2%).
+#      against the loader's own figures (weights + context; target within 2%);
+#   6. the same checkpoint into PyTorch (python/: vramfit.load_safetensors,
+#      DLPack) against safetensors.torch.load_file + .to(device), side by side
+#      (needs torch with CUDA in $PYTHON; skipped otherwise).
 # DEV=cuda:0  GPU_CHECK_GIB=8  H2D_GIB=8  GPU_CHECK_DIR=/tmp  GPU_CHECK_SKIP_TESTS=0
 # GPU_CHECK_SWEEP=1 (0: no thread/ring sweep)
 # GPU_CHECK_FAKE=1 runs it all against the fake driver (checks the script
@@ -202,6 +205,55 @@ if "$VF" watch --interval 20 --json --output "$DIR/watch.json" -- "$VF" load "$F
     fi
 else
     result "watched load ran" 0 "$(cat "$DIR/err")"
+fi
+
+step "into PyTorch: vramfit.load_safetensors against safetensors.torch.load_file + .to(device)"
+# Needs torch with CUDA (and, for the comparison, the safetensors package) in $PYTHON; skipped without.
+PYTHON=${PYTHON:-python3}
+if [ "${GPU_CHECK_FAKE:-0}" = 1 ]; then
+    skip "torch load" "the fake driver is not PyTorch's"
+elif ! "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    skip "torch load" "$PYTHON has no torch with CUDA"
+else
+    PYVF="$DIR/pyvf"
+    rm -rf "$PYVF" && "$PYTHON" -m venv --system-site-packages "$PYVF" >/dev/null 2>&1 &&
+        VRAMFIT_BUILD="$PWD/$B" "$PYVF/bin/pip" install -q --no-index --no-build-isolation ./python >/dev/null 2>&1 ||
+        PYVF=""
+    if [ -z "$PYVF" ]; then
+        skip "torch load" "pip install ./python failed"
+    else
+        # each in its own process (page cache warm, the first CUDA call's context outside the timing)
+        cat >"$DIR/torch_load.py" <<'PYEOF'
+import resource, sys, time, torch
+which, path, dev = sys.argv[1:4]
+torch.zeros(1, device=dev); torch.cuda.synchronize()
+t0 = time.perf_counter()
+if which == "vramfit":
+    import vramfit
+    t = vramfit.load_safetensors(path, device=dev)
+else:
+    from safetensors.torch import load_file
+    t = {k: v.to(dev) for k, v in load_file(path).items()}
+torch.cuda.synchronize()
+s = time.perf_counter() - t0
+n = sum(v.numel() * v.element_size() for v in t.values())
+ok = all(v.is_cuda for v in t.values())
+print("%s gib_per_s=%.3f seconds=%.3f bytes=%d peak_rss_mib=%.1f on_device=%s" % (
+    which, n / s / 2**30, s, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, ok))
+PYEOF
+        VT=$("$PYVF/bin/python" "$DIR/torch_load.py" vramfit "$F" "$DEV" 2>&1 | tail -n 1)
+        echo "$VT"
+        result "vramfit.load_safetensors: every tensor on $DEV" "$(echo "$VT" | grep -q 'on_device=True' && echo 1 || echo 0)" "$VT"
+        if "$PYVF/bin/python" -c 'import safetensors.torch' 2>/dev/null; then
+            ST=$("$PYVF/bin/python" "$DIR/torch_load.py" safetensors "$F" "$DEV" 2>&1 | tail -n 1)
+            echo "$ST"
+            VG=$(echo "$VT" | sed -n 's/.*gib_per_s=\([0-9.]*\).*/\1/p')
+            SG=$(echo "$ST" | sed -n 's/.*gib_per_s=\([0-9.]*\).*/\1/p')
+            echo "vramfit / safetensors+.to: $(calc "${VG:-0} / ${SG:-1}") x throughput (no target: reported)"
+        else
+            skip "safetensors.torch.load_file + .to(device)" "no safetensors package in $PYTHON"
+        fi
+    fi
 fi
 
 step "verify the large load (reads it back)"

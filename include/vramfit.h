@@ -1223,6 +1223,86 @@ VF_API void vf_oom_free(vf_oom_scanner *s);
 VF_API const char *vf_oom_figure_name(vf_oom_figure f);
 
 /* ------------------------------------------------------------------------ */
+/* PyTorch memory snapshots (vramfit snapshot)                               */
+/* ------------------------------------------------------------------------ */
+/*
+ * torch.cuda.memory._dump_snapshot's pickle (or _snapshot() pickled), read by
+ * a bounded pickle reader that runs nothing: any global, call or object is
+ * refused (VF_EUNSUPPORTED). Both layouts: torch 1.13's list of segments and
+ * 2.x's {"segments", "device_traces"}. docs/snapshot.md gives the rules.
+ */
+typedef struct vf_snapshot vf_snapshot;
+
+/* One device, stream and pool of the caching allocator (library-owned: may grow). */
+typedef struct vf_snapshot_pool_stats {
+    int64_t device;
+    uint64_t stream;
+    char pool[48];            /* "large", "small"; "pool A,B large" for a private (CUDA graph) pool */
+    uint64_t segments, blocks;
+    uint64_t reserved_bytes;  /* the segments' total_size */
+    uint64_t allocated_bytes; /* blocks active_allocated */
+    uint64_t inactive_bytes;  /* blocks inactive: cached, free for reuse */
+    uint64_t pending_free_bytes; /* blocks active_pending_free / active_awaiting_free */
+} vf_snapshot_pool_stats;
+
+/* One allocation, or one allocation site (leak suspects); library-owned. */
+typedef struct vf_snapshot_allocation {
+    uint64_t address;         /* leak suspects: the site's newest live allocation */
+    uint64_t size;            /* bytes (leak suspects: of every live allocation of the site) */
+    uint64_t requested_size;  /* what the caller asked for (0 when the snapshot does not say) */
+    int64_t device;
+    uint64_t stream;
+    uint64_t count;           /* leak suspects: live allocations of the site; otherwise 1 */
+    uint64_t iterations;      /* leak suspects: iterations its live allocations were made in */
+    uint64_t entry;           /* trace entry of the allocation (UINT64_MAX: before the trace, or none) */
+    size_t n_frames;
+    const char *const *frames; /* "file.py:12:fn", innermost first (at most 8) */
+} vf_snapshot_allocation;
+
+typedef enum vf_snapshot_list {
+    VF_SNAPSHOT_LARGEST = 0,  /* the largest live blocks of the segments */
+    VF_SNAPSHOT_AT_PEAK = 1,  /* the largest allocations alive at the trace's peak */
+    VF_SNAPSHOT_LEAKS = 2     /* sites whose live allocations grew across iterations */
+} vf_snapshot_list;
+
+/* X(type, name, what it is): vf_snapshot_<name>(s) returns it. */
+#define VF_SNAPSHOT_FIELDS(X)                                                                          \
+    X(const char *, layout, "\"list\" (torch 1.13: the segments) or \"dict\" (2.x: segments, device_traces)") \
+    X(uint64_t, segments, "segments (cudaMalloc'd regions)")                                           \
+    X(uint64_t, blocks, "blocks in them")                                                              \
+    X(uint64_t, reserved_bytes, "the segments' total_size: what the allocator holds")                  \
+    X(uint64_t, allocated_bytes, "blocks active_allocated")                                           \
+    X(uint64_t, inactive_bytes, "blocks inactive (reserved, unallocated: fragmentation)")             \
+    X(uint64_t, pending_free_bytes, "blocks freed but awaiting another stream")                       \
+    X(uint64_t, requested_bytes, "the allocated blocks' requested_size (0 where not stated)")          \
+    X(uint64_t, trace_entries, "entries of device_traces")                                             \
+    X(bool, has_trace, "the peak is the trace's (else the segments' allocated bytes)")                \
+    X(uint64_t, peak_bytes, "highest allocated bytes over the trace; allocated_bytes without one")    \
+    X(int64_t, peak_device, "the device of the peak")                                                  \
+    X(uint64_t, peak_entry, "entries of its trace replayed at the peak (0: before the first)")        \
+    X(uint64_t, before_trace_bytes, "alive when its trace began (freed but not allocated in it, or live without an alloc entry)") \
+    X(uint64_t, end_bytes, "allocated at the end of the peak device's trace")
+
+/** Reads a snapshot from memory (path names it in errors); data may be freed after. */
+VF_API vf_status vf_snapshot_read(const void *data, size_t n, const char *path, vf_snapshot **out, vf_error *err);
+/** Reads a snapshot file (at most 2 GiB). */
+VF_API vf_status vf_snapshot_open(const char *path, vf_snapshot **out, vf_error *err);
+VF_API void vf_snapshot_free(vf_snapshot *s);
+#define VF_X_(type, name, what) VF_API type vf_snapshot_##name(const vf_snapshot *s);
+VF_SNAPSHOT_FIELDS(VF_X_)
+#undef VF_X_
+/** Bytes of the blocks in each state, as the file names them ("active_allocated", "inactive", ...). */
+VF_API size_t vf_snapshot_state_count(const vf_snapshot *s);
+VF_API const char *vf_snapshot_state_name(const vf_snapshot *s, size_t i);
+VF_API uint64_t vf_snapshot_state_bytes(const vf_snapshot *s, size_t i);
+/** One row per device, stream and pool, in the order first met. */
+VF_API size_t vf_snapshot_pool_count(const vf_snapshot *s);
+VF_API const vf_snapshot_pool_stats *vf_snapshot_pool(const vf_snapshot *s, size_t i);
+/** A list's allocations, largest first (leak suspects: most live bytes first). */
+VF_API size_t vf_snapshot_alloc_count(const vf_snapshot *s, vf_snapshot_list which);
+VF_API const vf_snapshot_allocation *vf_snapshot_alloc(const vf_snapshot *s, vf_snapshot_list which, size_t i);
+
+/* ------------------------------------------------------------------------ */
 /* The loader                                                                */
 /* ------------------------------------------------------------------------ */
 /*
@@ -1330,6 +1410,38 @@ VF_API void vf_loader_free(vf_loader *l);
 
 /** The 64-bit checksum --verify compares (docs/loader.md); seed 0 for a plain hash. */
 VF_API uint64_t vf_hash64(const void *data, size_t n, uint64_t seed);
+
+/* ------------------------------------------------------------------------ */
+/* Tensors for a framework (DLPack)                                          */
+/* ------------------------------------------------------------------------ */
+/*
+ * A model loaded on one device (opts.device: "host" or "cuda:N") through the
+ * loader: one allocation per file, each tensor a view into it, handed over
+ * as DLPack DLManagedTensor structs (a framework wraps one in a "dltensor"
+ * capsule; PyTorch: torch.utils.dlpack.from_dlpack). The loaded memory is
+ * freed when the set and every tensor taken from it are released. Types the
+ * framework lacks (FP8, U16-U64, quantized GGUF blocks) are their raw bytes
+ * as uint8, vf_dlpack_dtype naming the type (docs/loader.md).
+ */
+typedef struct vf_dlpack_set vf_dlpack_set;
+
+/**
+ * Loads m (from vf_model_open of a safetensors file, sharded index or
+ * directory, or a GGUF), which the set takes over: freed with the set's
+ * memory, also when this fails. res may be NULL.
+ */
+VF_API vf_status vf_dlpack_load(vf_model *m, const vf_load_opts *o, vf_dlpack_set **out, vf_load_result *res,
+                                vf_error *err);
+VF_API size_t vf_dlpack_count(const vf_dlpack_set *s);
+VF_API const char *vf_dlpack_name(const vf_dlpack_set *s, size_t i);
+/** The file's type name ("BF16", "F8_E4M3", "Q4_K"). */
+VF_API const char *vf_dlpack_dtype(const vf_dlpack_set *s, size_t i);
+/** True when tensor i is handed over as raw bytes (uint8). */
+VF_API bool vf_dlpack_raw(const vf_dlpack_set *s, size_t i);
+/** A new DLManagedTensor for tensor i (its deleter releases it); NULL on error. */
+VF_API void *vf_dlpack_take(vf_dlpack_set *s, size_t i, vf_error *err);
+/** Drops the set's own reference; the memory goes with the last tensor. */
+VF_API void vf_dlpack_release(vf_dlpack_set *s);
 
 #ifdef __cplusplus
 }

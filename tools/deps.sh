@@ -14,6 +14,11 @@ command -v jq >/dev/null 2>&1 || need="$need jq"
 command -v man >/dev/null 2>&1 || need="$need man-db"
 # ONNX's own test models: the graph reader's tests read every one (skipped when absent)
 [ -d /usr/share/libonnx-testdata/data ] || need="$need libonnx-testdata"
+# the Python package (python/) and its tests: Debian's python3 with venv, setuptools and
+# PyTorch (1.13: torch.utils.dlpack, torch.cuda._memory_viz on CPU)
+/usr/bin/python3 -c 'import ensurepip' 2>/dev/null || need="$need python3-venv"
+/usr/bin/python3 -c 'import setuptools' 2>/dev/null || need="$need python3-setuptools"
+/usr/bin/python3 -c 'import torch' 2>/dev/null || need="$need python3-torch"
 # the page's browser test: Debian's chromium, driven from node by playwright-core
 [ -x /usr/bin/chromium ] || need="$need chromium"
 command -v node >/dev/null 2>&1 || need="$need nodejs"

@@ -29,11 +29,19 @@ int cmd_serve(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_oom(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+
+/* main.c: the command line as the vramfit command runs it (argv[0] the program). */
+int vf_cli_main(int argc, char **argv);
 
 /* ---- capture.c ---- */
 /* Runs cmd (called with --json among argv) with stdout captured; *out is its
  * one JSON object (NULL when it printed none). Returns cmd's exit status. */
 int vf_cli_capture_json(int (*cmd)(int, char **), int argc, char **argv, json_t **out);
+/* "MODEL knobs" through estimate (cmd_estimate, passed in: output calls no
+ * command) with --json: *bytes is its device memory per GPU (device_bytes,
+ * else per_gpu_bytes). cmd names the caller in usage errors. */
+int vf_cli_estimate_spec(const char *cmd, const char *spec, int (*estimate)(int, char **), uint64_t *bytes);
 
 /* ---- output.c ---- */
 typedef enum { VF_UNITS_GIB, VF_UNITS_GB } vf_units;

@@ -1,4 +1,5 @@
-/* main.c — the vramfit command: a table of subcommands, one file each. */
+/* main.c — the vramfit command: a table of subcommands, one file each;
+ * vf_cli_main is also what the Python package runs (embed.c). */
 #include "cli.h"
 
 #include <stdio.h>
@@ -17,6 +18,7 @@ static const vf_cmd commands[] = {
     {"serve", cmd_serve, "the calculator as a local web page"},
     {"watch", cmd_watch, "a command's GPU memory over time (NVML): baseline, peak, after"},
     {"oom", cmd_oom, "explain an out-of-memory error in a log, with its numbers"},
+    {"snapshot", cmd_snapshot, "a PyTorch memory snapshot: reserved, allocated, peak, leak suspects"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -63,7 +65,7 @@ static int run_command(const vf_cmd *cmd, int argc, char **argv)
     return rc;
 }
 
-int main(int argc, char **argv)
+int vf_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -90,4 +92,9 @@ int main(int argc, char **argv)
             return run_command(&commands[i], argc - 1, argv + 1);
     fprintf(stderr, "vramfit: '%s' is not a command; see 'vramfit --help'\n", c);
     return VF_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    return vf_cli_main(argc, argv);
 }

@@ -50,6 +50,7 @@ lib/memory lib/base lib/model lib/device
 lib/answer lib/base lib/model lib/read lib/device lib/memory
 lib/load lib/base lib/model lib/device
 lib/oom lib/base
+lib/snapshot lib/base
 cli/output lib/*
 cli/args cli/output lib/*
 cli/watch cli/output lib/*

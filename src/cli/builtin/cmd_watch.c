@@ -129,34 +129,6 @@ static int parse(int argc, char **argv, watch_args *a)
     return -1;
 }
 
-/* "MODEL knobs" through 'vramfit estimate --json': its device memory per GPU. */
-static int run_estimate(const char *spec, uint64_t *bytes)
-{
-    char buf[2048], *argv[72];
-    int n = 0;
-    snprintf(buf, sizeof buf, "%s", spec);
-    argv[n++] = "estimate";
-    for (char *save = NULL, *t = strtok_r(buf, " \t\n", &save); t && n < 70; t = strtok_r(NULL, " \t\n", &save))
-        argv[n++] = t;
-    if (n == 1)
-        return vf_usage_error("watch", "--estimate: no MODEL in '%s'", spec);
-    argv[n++] = "--json";
-    argv[n] = NULL;
-    json_t *j = NULL;
-    int rc = vf_cli_capture_json(cmd_estimate, n, argv, &j);
-    if (rc == VF_EXIT_OK) {
-        json_t *d = json_object_get(j, "device_bytes");
-        if (!json_is_integer(d))
-            d = json_object_get(j, "per_gpu_bytes");
-        if (json_is_integer(d) && json_integer_value(d) > 0)
-            *bytes = (uint64_t)json_integer_value(d);
-        else
-            rc = vf_usage_error("watch", "--estimate: the estimate gave no device memory");
-    }
-    json_decref(j);
-    return rc;
-}
-
 /* NVML and the GPUs to watch; exit 5 without a driver. */
 static int open_gpus(watch_run *w, long only)
 {
@@ -250,7 +222,7 @@ int cmd_watch(int argc, char **argv)
         return rc;
     watch_report r = {.command = a.command, .n_command = a.n_command, .json = a.json, .units = a.units,
                       .estimate_spec = a.estimate};
-    if (a.estimate && (rc = run_estimate(a.estimate, &r.estimate)) != VF_EXIT_OK)
+    if (a.estimate && (rc = vf_cli_estimate_spec("watch", a.estimate, cmd_estimate, &r.estimate)) != VF_EXIT_OK)
         return rc;
     r.have_estimate = a.estimate != NULL;
     static watch_run w;

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int vf_cli_capture_json(int (*cmd)(int, char **), int argc, char **argv, json_t **out)
@@ -32,5 +33,32 @@ int vf_cli_capture_json(int (*cmd)(int, char **), int argc, char **argv, json_t 
     json_error_t e;
     *out = json_loadf(tmp, 0, &e);
     fclose(tmp);
+    return rc;
+}
+
+int vf_cli_estimate_spec(const char *cmd, const char *spec, int (*estimate)(int, char **), uint64_t *bytes)
+{
+    char buf[2048], *argv[72];
+    int n = 0;
+    snprintf(buf, sizeof buf, "%s", spec);
+    argv[n++] = "estimate";
+    for (char *save = NULL, *t = strtok_r(buf, " \t\n", &save); t && n < 70; t = strtok_r(NULL, " \t\n", &save))
+        argv[n++] = t;
+    if (n == 1)
+        return vf_usage_error(cmd, "--estimate: no MODEL in '%s'", spec);
+    argv[n++] = "--json";
+    argv[n] = NULL;
+    json_t *j = NULL;
+    int rc = vf_cli_capture_json(estimate, n, argv, &j);
+    if (rc == VF_EXIT_OK) {
+        json_t *d = json_object_get(j, "device_bytes");
+        if (!json_is_integer(d))
+            d = json_object_get(j, "per_gpu_bytes");
+        if (json_is_integer(d) && json_integer_value(d) > 0)
+            *bytes = (uint64_t)json_integer_value(d);
+        else
+            rc = vf_usage_error(cmd, "--estimate: the estimate gave no device memory");
+    }
+    json_decref(j);
     return rc;
 }
