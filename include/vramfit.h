@@ -740,6 +740,16 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
      * their patterns), one PATTERN=BUFT a line in command-line order, the first match
      * winning (caller's string); NULL = none */
     const char *tensor_overrides;
+    /* graphs, training: parameters that do not train (requires_grad=False: no
+     * gradient, no optimizer state, nothing kept to differentiate them), as
+     * POSIX extended regular expressions, one a line, matched against the
+     * initializers' names (an Identity copy's by its own); NULL = all train */
+    const char *graph_freeze;
+    /* graphs, training: a Mul then an Add by per-channel [1,C,1,1] constants
+     * right after a Conv is torchvision's FrozenBatchNorm2d (its weight, bias
+     * and statistics are buffers); false = such constants train (a graph
+     * cannot tell them from a trained affine layer) */
+    bool graph_frozen_bn;
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 

@@ -59,5 +59,18 @@ check_err "onnx: --input for a missing input" 2 "no input named" "$VF" estimate 
 check_err "onnx: --input against a fixed dim" 2 "dim 2 is 224" "$VF" estimate "$R18" --input input=1x3x100x224
 check_err "onnx: --input malformed" 2 "NAME=DIMS" "$VF" estimate "$R18" --input input
 check_err "onnx: tensor parallel refused" 3 "not modelled" "$VF" estimate "$R18" --tp 2
+# --freeze: resnet18's fc (torchvision: Linear(512, 1000), fc.weight + fc.bias = 513,000
+# parameters) trains no more: 4 B of gradient and 8 B of AdamW moments a parameter fewer,
+# and its two 4-byte step tensors (the eval graph: 46,738,848 B of gradients in 42 tensors,
+# 20 convolutions with their folded BatchNorm bias and the fc)
+T18="--train --precision fp32 --optimizer adamw --runtime generic --json"
+check_json "onnx: --freeze takes the fc's gradients off" 0 \
+    ".components.gradients == $((46738848 - 4 * 513000)) and .components.optimizer == $((2 * 46738848 + 4 * 42 - 8 * 513000 - 8))" \
+    "$VF" estimate "$R18" $T18 --freeze '^fc\.'
+check_json "onnx: --freeze repeatable" 0 ".components.gradients == $((46738848 - 4 * 513000))" \
+    "$VF" estimate "$R18" $T18 --freeze '^fc\.weight$' --freeze '^fc\.bias$'
+check_err "onnx: --freeze a bad expression" 2 "not a POSIX extended regular expression" \
+    "$VF" estimate "$R18" --train --freeze '('
+check_err "onnx: --freeze empty" 2 "expected one regular expression" "$VF" estimate "$R18" --train --freeze ""
 head -c 200 "$R18" >"$TMP/cut.onnx"
 check_err "onnx: a truncated graph" 3 "onnx:" "$VF" inspect "$TMP/cut.onnx"

@@ -255,6 +255,26 @@ static void test_binding_and_partial(void **state)
     free(dir);
 }
 
+/* The inference activations at batch 2 of the graph N ends in (output dims
+ * od), asserted fully shaped (nothing partial). */
+static uint64_t batch2_peak(ow_net *N, const int64_t *od, int rank, const char *file)
+{
+    ow_buf buf;
+    ow_end(N, od, rank, &buf);
+    char *dir = tu_tmpdir(), *p = tu_path(dir, file);
+    ow_write_file(p, &buf);
+    free(buf.p);
+    vf_model *m = ot_open(p);
+    vf_estimate e;
+    ot_estimate(m, 2, false, VF_OPT_ADAMW, &e);
+    assert_int_equal(e.partial_nodes, 0);
+    vf_model_free(m);
+    tu_rm_rf(dir);
+    free(p);
+    free(dir);
+    return e.activations;
+}
+
 /* The shape arithmetic a ViT export writes (Shape -> Gather -> Unsqueeze ->
  * Concat -> Reshape, with no value_info) is carried through: nothing is
  * partial and the peak is the one derived by hand below. */
@@ -288,25 +308,78 @@ static void test_shape_chain(void **state)
     ow_binary(&N, "MatMul", "w", NULL, 0);
     ow_unary(&N, "Softmax");
     int64_t od[3] = {-1, 4, 8};
-    ow_buf buf;
-    ow_end(&N, od, 3, &buf);
-    char *dir = tu_tmpdir(), *p = tu_path(dir, "chain.onnx");
-    ow_write_file(p, &buf);
-    free(buf.p);
-    vf_model *m = ot_open(p);
-    vf_estimate e;
-    ot_estimate(m, 2, false, VF_OPT_ADAMW, &e);
-    assert_int_equal(e.partial_nodes, 0);
     /* batch 2: the input 2x3x32x32 fp32 = 24,576 B is held; the conv output
      * (128 B) lives in the Reshape view until the Transpose (256 B) is made;
      * then MatMul (256 B) beside the Transpose, Softmax (256 B) beside the
      * MatMul: peak 24,576 + 256 + 256 = 25,088 (the conv+view+transpose moment
      * is 24,576 + 128 + 256 = 24,960). */
-    assert_int_equal(e.activations, 25088);
-    vf_model_free(m);
-    tu_rm_rf(dir);
-    free(p);
-    free(dir);
+    assert_int_equal(batch2_peak(&N, od, 3, "chain.onnx"), 25088);
+}
+
+/* A Pad whose pads a shape subgraph computes, as torch 1.13 exports swin's
+ * F.pad(x, (0, pad_w, 0, pad_h)) with pad = (7 - W % 7) % 7: Shape ->
+ * Gather -> Mod -> Sub -> Mod, the pads Concat-ed with zeros, Reshape(-1, 2),
+ * reversed by a Slice of step -1, Transpose, Reshape(-1), Cast. The
+ * contents are folded to constants as onnx's data propagation does, so the
+ * Pad's output has a shape: x [2, 4, 10, 10] padded to [2, 4, 14, 14]. */
+static const char *k1(ow_graph *G, int64_t v) { return ow_const_ints(G, &v, 1); }
+
+static void copy_name(char *dst, const char *src) { snprintf(dst, 64, "%s", src); }
+
+static void test_computed_pad(void **state)
+{
+    (void)state;
+    ow_net N;
+    ow_begin(&N, 4, 10, 10);
+    char x[64], shp[64], side[2][64], t[64], a[64], b[64], kk[64], pads[64];
+    copy_name(x, N.cur);
+    const char *in1[] = {x, NULL};
+    copy_name(shp, ow_node(&N.G, "Shape", in1, NULL, 0));
+    ow_attr ax0[] = {{"axis", 0, {0}, 1}};
+    for (int i = 0; i < 2; i++) { /* (7 - dim % 7) % 7 for W (axis 3) and H (axis 2) */
+        copy_name(kk, k1(&N.G, 3 - i));
+        const char *g[] = {shp, kk, NULL};
+        copy_name(t, ow_node(&N.G, "Gather", g, ax0, 1));
+        copy_name(kk, k1(&N.G, 7));
+        const char *m1[] = {t, kk, NULL};
+        copy_name(a, ow_node(&N.G, "Mod", m1, NULL, 0));
+        const char *s1[] = {kk, a, NULL};
+        copy_name(b, ow_node(&N.G, "Sub", s1, NULL, 0));
+        const char *m2[] = {b, kk, NULL};
+        copy_name(side[i], ow_node(&N.G, "Mod", m2, NULL, 0));
+    }
+    char z0[64], z1[64], z4[64];
+    copy_name(z0, k1(&N.G, 0));
+    copy_name(z1, k1(&N.G, 0));
+    int64_t zeros[4] = {0, 0, 0, 0};
+    copy_name(z4, ow_const_ints(&N.G, zeros, 4));
+    const char *c1[] = {z0, side[0], z1, side[1], z4, NULL}; /* torch order (w_l, w_r, h_t, h_b), N and C: 0 */
+    copy_name(pads, ow_node(&N.G, "Concat", c1, ax0, 1));
+    int64_t pairs[2] = {-1, 2};
+    copy_name(kk, ow_const_ints(&N.G, pairs, 2));
+    const char *r1[] = {pads, kk, NULL};
+    copy_name(t, ow_node(&N.G, "Reshape", r1, NULL, 0)); /* [4, 2] */
+    char st[64], en[64], ax[64], sp[64];
+    copy_name(st, k1(&N.G, -1));
+    copy_name(en, k1(&N.G, -INT64_MAX));
+    copy_name(ax, k1(&N.G, 0));
+    copy_name(sp, k1(&N.G, -1));
+    const char *sl[] = {t, st, en, ax, sp, NULL};
+    copy_name(a, ow_node(&N.G, "Slice", sl, NULL, 0)); /* rows reversed: dims in ONNX order */
+    const char *tr[] = {a, NULL};
+    ow_attr perm[] = {{"perm", 2, {1, 0}, 0}};
+    copy_name(b, ow_node(&N.G, "Transpose", tr, perm, 1)); /* [2, 4]: begins, then ends */
+    copy_name(kk, k1(&N.G, -1));
+    const char *r2[] = {b, kk, NULL};
+    copy_name(t, ow_node(&N.G, "Reshape", r2, NULL, 0));
+    const char *ca[] = {t, NULL};
+    ow_attr to[] = {{"to", 0, {7}, 1}};
+    copy_name(a, ow_node(&N.G, "Cast", ca, to, 1));
+    const char *pd[] = {x, a, NULL};
+    copy_name(N.cur, ow_node(&N.G, "Pad", pd, NULL, 0));
+    int64_t od[4] = {-1, 4, 14, 14};
+    /* the input 2x4x10x10 fp32 (3,200 B) beside the padded 2x4x14x14 (6,272 B) */
+    assert_int_equal(batch2_peak(&N, od, 4, "pad.onnx"), 3200 + 6272);
 }
 
 static void test_rule_tables_sorted(void **state)
@@ -322,7 +395,7 @@ int main(void)
         cmocka_unit_test(test_initializer_bytes),   cmocka_unit_test(test_inference_reference),
         cmocka_unit_test(test_training_reference),  cmocka_unit_test(test_resnet50_unet),
         cmocka_unit_test(test_binding_and_partial), cmocka_unit_test(test_rule_tables_sorted),
-        cmocka_unit_test(test_shape_chain),
+        cmocka_unit_test(test_shape_chain),         cmocka_unit_test(test_computed_pad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

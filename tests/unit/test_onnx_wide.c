@@ -35,14 +35,44 @@ static const aux_heads *aux_of(const char *name)
     return NULL;
 }
 
-/* Networks the model does not price yet, checked by tools/cnn_accuracy.py
- * and reported in docs/memory-model.md, not asserted: the detection
- * backbone (frozen layers and FrozenBatchNorm2d, which a graph cannot tell
- * from trained ones), swin_t (a Pad whose pads are computed: partial). */
-static bool not_priced(const char *name)
+/* What the model does not price, per network and check, with the reason
+ * (docs/memory-model.md, "Not priced"); those records are reported by
+ * tools/cnn_accuracy.py, not asserted. */
+enum { NP_INFERENCE = 1, NP_SAVED = 2, NP_STEP = 4, NP_ALL = 15 };
+typedef struct unpriced {
+    const char *name;
+    uint64_t batch; /* 0: every batch */
+    unsigned what;
+    const char *why;
+} unpriced;
+static const unpriced unpriced_tab[] = {
+    {"fasterrcnn_resnet50_fpn_backbone", 0, NP_INFERENCE,
+     "FeaturePyramidNetwork.forward keeps its loop's locals (inner_lateral, inner_top_down, last_inner, "
+     "3 x 3,211,264 B at 56x56) and the body's four maps (6,021,120 B) to its end beside the results "
+     "(4,264,960 B) and the pool (16,384 B): 19,936,256 B at batch 1; a graph shows no Python locals"},
+    {"maxvit_t", 0, NP_ALL, "Einsum has no shape rule: 2,866 nodes of unknown shape"},
+    {"swin_t", 0, NP_SAVED | NP_STEP, "the shifted-window blocks' saved tensors (roll, window partition, "
+                                  "masked attention) are not derived"},
+    {"vit_b_16", 8, NP_STEP, "the estimate is at least the components' sum (weights, moments, gradients "
+                             "and every saved tensor), which PyTorch's backward never holds at once: +14.6 %"},
+};
+
+/* The checks not priced for a network at batch b (b 0: at every batch). */
+static unsigned not_priced(const char *name, uint64_t b)
 {
-    return !strcmp(name, "fasterrcnn_resnet50_fpn_backbone") || !strcmp(name, "swin_t");
+    unsigned w = 0;
+    for (size_t i = 0; i < sizeof unpriced_tab / sizeof unpriced_tab[0]; i++)
+        if (!strcmp(unpriced_tab[i].name, name) && (!unpriced_tab[i].batch || unpriced_tab[i].batch == b))
+            w |= unpriced_tab[i].what;
+    return w;
 }
+
+/* The detection backbone as torchvision builds it for Faster R-CNN
+ * (resnet_fpn_backbone(trainable_layers=3)): conv1 and layer1 frozen,
+ * FrozenBatchNorm2d throughout (its constants buffers): what the user says
+ * of it, a graph cannot (--freeze, --frozen-bn). */
+#define BACKBONE "fasterrcnn_resnet50_fpn_backbone"
+#define BACKBONE_FROZEN "^m\\.body\\.(conv1|layer1)\\."
 
 static const json_t *wide_model(const json_t *r, const char *name)
 {
@@ -80,9 +110,23 @@ static char *wide_graph(const char *dir, const char *name, bool *nofold)
     return ot_graph(dir, *nofold ? nf : name, *nofold ? nf : name);
 }
 
-static void estimate(vf_model *m, uint64_t b, bool train, vf_estimate *e)
+static void estimate(const char *name, vf_model *m, uint64_t b, bool train, vf_estimate *e)
 {
-    ot_estimate(m, b, train, VF_OPT_ADAMW, e);
+    if (!train || strcmp(name, BACKBONE)) {
+        ot_estimate(m, b, train, VF_OPT_ADAMW, e);
+        return;
+    }
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.infer.batch = b;
+    o.mode = VF_MODE_TRAINING;
+    o.train.precision = VF_PREC_FP32;
+    o.train.optimizer = VF_OPT_ADAMW;
+    o.train.optim_impl = VF_OPTIM_FOR_LOOP;
+    o.graph_freeze = BACKBONE_FROZEN;
+    o.graph_frozen_bn = true;
+    vf_error err = {0};
+    assert_int_equal(vf_estimate_run(m, &o, e, &err), VF_OK);
 }
 
 typedef struct tally {
@@ -98,10 +142,10 @@ static void check_inference(const json_t *r, const json_t *row, const char *name
     static const uint64_t bs[] = {1, 8, 32, 64};
     for (size_t i = 0; i < 4; i++) {
         const json_t *x = record(r, name, bs[i], "forward_peak_delta_excl_intra_op", NULL);
-        if (!x)
+        if (!x || (not_priced(name, bs[i]) & NP_INFERENCE))
             continue;
         vf_estimate e;
-        estimate(m, bs[i], false, &e);
+        estimate(name, m, bs[i], false, &e);
         assert_int_equal(e.partial_nodes, 0);
         char what[160];
         snprintf(what, sizeof what, "%s inference b=%llu", name, (unsigned long long)bs[i]);
@@ -124,6 +168,16 @@ static void check_states(const json_t *r, const char *name, uint64_t b, const vf
      * README, "Gradient storage can exceed the parameter"): 196 x 768 x 4 B more */
     if (!strcmp(name, "vit_b_16") && b == 1)
         grads -= 196 * 768 * 4;
+    /* swin_t: the exporter folded each block's relative_position_bias_table
+     * [169, h] gathered by its relative_position_index into a [h, 49, 49]
+     * constant, which the graph holds instead (torchvision swin_transformer.py,
+     * window 7x7: (2*7-1)^2 = 169 rows); h over the 12 blocks, depths 2, 2,
+     * 6, 2 with 3, 6, 12, 24 heads: 138, so the graph has 138 x (2401 - 169)
+     * = 308,016 elements more, one tensor for one */
+    if (!strcmp(name, "swin_t")) {
+        grads += 308016 * 4;
+        adamw += 2 * 308016 * 4;
+    }
     assert_int_equal(e->gradients, grads);
     assert_int_equal(e->optimizer, adamw);
 }
@@ -136,14 +190,21 @@ static void check_training(const json_t *r, const char *name, vf_model *m, tally
         if (!sv)
             continue;
         vf_estimate e;
-        estimate(m, bs[i], true, &e);
+        estimate(name, m, bs[i], true, &e);
         char what[160];
+        /* the backbone's loss is the mean of its five maps, which keeps
+         * nothing; the estimate's cross-entropy keeps a log-softmax the size
+         * of the outputs: 256 x (56^2 + 28^2 + 14^2 + 7^2 + 4^2) x 4 B a sample */
+        uint64_t loss = !strcmp(name, BACKBONE) ? bs[i] * 4281344 : 0;
         snprintf(what, sizeof what, "%s saved b=%llu", name, (unsigned long long)bs[i]);
-        ot_within(what, e.activations, ot_u64(sv, "value_bytes") + ot_u64(sv, "saved_input_bytes"), -0.03, 0.03);
-        t->saved++;
+        if (!(not_priced(name, bs[i]) & NP_SAVED)) {
+            ot_within(what, e.activations - loss, ot_u64(sv, "value_bytes") + ot_u64(sv, "saved_input_bytes"),
+                      -0.03, 0.03);
+            t->saved++;
+        }
         check_states(r, name, bs[i], &e);
         t->states++;
-        if (aux_of(name))
+        if (aux_of(name) || (not_priced(name, bs[i]) & NP_STEP))
             continue; /* the step holds the auxiliary heads' weights, gradients and moments too */
         const json_t *pk = record(r, name, bs[i], "train_step_peak", "AdamW(foreach=False)");
         /* efficientnet_v2_s at batch 1: its gradients and saved tensors, never
@@ -168,7 +229,7 @@ static void check_set(const char *set, size_t min_nets)
     while (fgets(line, sizeof line, f)) {
         char name[64], fam[64], s[32];
         if (line[0] == '#' || sscanf(line, "%63s %63s %31s", name, fam, s) != 3 || strcmp(s, set) ||
-            not_priced(name))
+            not_priced(name, 0) == NP_ALL)
             continue;
         const json_t *row = wide_model(r, name);
         bool nofold;
@@ -205,7 +266,7 @@ static void test_calibration(void **state)
 static void test_verification(void **state)
 {
     (void)state;
-    check_set("verification", 5);
+    check_set("verification", 8);
 }
 
 int main(void)

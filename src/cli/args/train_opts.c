@@ -11,7 +11,7 @@
 enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
-    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION, T_LOSS
+    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION, T_LOSS, T_FREEZE, T_FROZEN_BN
 };
 
 const struct option vf_cli_train_options[] = {
@@ -37,6 +37,8 @@ const struct option vf_cli_train_options[] = {
     {"grads-kept", no_argument, 0, T_GRADS_KEPT},
     {"torch-version", required_argument, 0, T_TORCH_VERSION},
     {"loss", required_argument, 0, T_LOSS},
+    {"freeze", required_argument, 0, T_FREEZE},
+    {"frozen-bn", no_argument, 0, T_FROZEN_BN},
     {0, 0, 0, 0},
 };
 
@@ -72,7 +74,11 @@ void vf_cli_train_opts_help(FILE *f)
           "                         and log_softmax keep their input for backward as well)\n"
           "  --loss L               full (default: HF's loss, the whole logits upcast to fp32) |\n"
           "                         chunked[:N] (torchtune CEWithChunkedOutputLoss, N chunks, default 8) |\n"
-          "                         fused (Liger / Unsloth fused linear cross-entropy: no whole logits)\n",
+          "                         fused (Liger / Unsloth fused linear cross-entropy: no whole logits)\n"
+          "  --freeze REGEX         graphs (.onnx): initializers whose names match this POSIX extended\n"
+          "                         regular expression do not train (requires_grad=False; repeatable)\n"
+          "  --frozen-bn            graphs: Conv -> Mul -> Add by [1,C,1,1] constants is torchvision's\n"
+          "                         FrozenBatchNorm2d, whose constants are buffers (detection backbones)\n",
           f);
 }
 
@@ -224,6 +230,19 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         t->loss = (vf_loss)k;
         return 1;
     }
+    case T_FREEZE: {
+        /* joined one a line for vf_estimate_opts.graph_freeze; lives as long as the process */
+        static char joined[4096];
+        size_t have = strlen(joined);
+        if (!*arg || strchr(arg, '\n') || have + strlen(arg) + 2 > sizeof joined)
+            return vf_cli_opt_bad("freeze", arg, "expected one regular expression (4095 bytes in all)");
+        snprintf(joined + have, sizeof joined - have, "%s%s", have ? "\n" : "", arg);
+        o->graph_freeze = joined;
+        return 1;
+    }
+    case T_FROZEN_BN:
+        o->graph_frozen_bn = true;
+        return 1;
     case T_PER_NODE:
         if (vf_cli_opt_number("gpus-per-node", arg, 1, 4096, NULL, &v) < 0)
             return -1;

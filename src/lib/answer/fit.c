@@ -46,6 +46,7 @@ static void own_strings(vf_fit *out, const vf_estimate_opts *o)
     const char *d = own_copy(out->draft, sizeof out->draft, o->draft);
     const char *p = own_copy(out->mmproj, sizeof out->mmproj, o->mmproj);
     const char *g = own_copy(out->graph_inputs, sizeof out->graph_inputs, o->graph_inputs);
+    const char *fz = own_copy(out->graph_freeze, sizeof out->graph_freeze, o->graph_freeze);
     for (size_t i = 0; i < out->n_suggestions; i++) {
         vf_estimate_opts *so = &out->suggestions[i].opts;
         if (so->draft == o->draft)
@@ -54,6 +55,8 @@ static void own_strings(vf_fit *out, const vf_estimate_opts *o)
             so->mmproj = p;
         if (so->graph_inputs == o->graph_inputs)
             so->graph_inputs = g;
+        if (so->graph_freeze == o->graph_freeze)
+            so->graph_freeze = fz;
     }
 }
 
@@ -69,8 +72,9 @@ vf_status vf__fit_run_with(const vf_model *m, const vf_fit_opts *opts, vf_estima
     memset(out, 0, sizeof *out);
     if ((opts->est.draft && strlen(opts->est.draft) >= sizeof out->draft) ||
         (opts->est.mmproj && strlen(opts->est.mmproj) >= sizeof out->mmproj) ||
-        (opts->est.graph_inputs && strlen(opts->est.graph_inputs) >= sizeof out->graph_inputs))
-        return vf__err(err, VF_EINVAL, "", "a draft, projector or input binding of 4096 bytes or more");
+        (opts->est.graph_inputs && strlen(opts->est.graph_inputs) >= sizeof out->graph_inputs) ||
+        (opts->est.graph_freeze && strlen(opts->est.graph_freeze) >= sizeof out->graph_freeze))
+        return vf__err(err, VF_EINVAL, "", "a draft, projector, input binding or freeze list of 4096 bytes or more");
     if (!opts->gpu_bytes)
         return vf__err(err, VF_EINVAL, "", "fit needs the gpu's memory");
     vf_estimate *scratch = malloc(sizeof *scratch);

@@ -30,7 +30,7 @@ struct vf_fit {
     uint32_t nodes;            /* machines the devices asked for span */
     /* the caller's strings the suggestions' knobs point at, copied so that
      * they live as long as the fit (vramfit.h) */
-    char draft[4096], mmproj[4096], graph_inputs[4096];
+    char draft[4096], mmproj[4096], graph_inputs[4096], graph_freeze[4096];
 };
 
 /* The estimate function the solver calls; tests inject a stub. */

@@ -199,6 +199,45 @@ static uint64_t alias_states(const vf_model *m, vf_optimizer opt, const vf__tcfg
     return b;
 }
 
+/* What the frozen initializers take off the trained ones (graph_freeze.c):
+ * parameter elements, of initializers and of Identity copies, and their
+ * optimizer state, each counted as the trained side counts it. */
+typedef struct frozen_sum {
+    uint64_t el, alias_el, state, master;
+} frozen_sum;
+
+static frozen_sum frozen_sums(const vf_model *m, const uint8_t *fz, vf_optimizer opt, const vf__tcfg *c)
+{
+    frozen_sum f = {0, 0, 0, 0};
+    const vf__graph *g = m->graph;
+    for (size_t i = 0; fz && i < g->n_v; i++) {
+        uint32_t src = fz[i] ? vf__graph_init_behind(g, (uint32_t)i) : VF_GRAPH_NONE;
+        if (src == VF_GRAPH_NONE || g->v[src].tensor == VF_GRAPH_NONE)
+            continue;
+        const vf_tensor *x = &m->tensors[g->v[src].tensor];
+        bool own = src == i;
+        bool param = !(x->flags & VF_TENSOR_NOT_PARAM) && (own || (!g->v[i].buffer && vf__onnx_is_float(g->v[src].elem)));
+        if (!param)
+            continue;
+        uint64_t n = own && x->n_params ? x->n_params : x->n_elements;
+        *(own ? &f.el : &f.alias_el) += n;
+        f.state += vf__optim_state_bytes(opt, c, x->shape, x->n_dims, n);
+        f.master += n * c->master;
+    }
+    return f;
+}
+
+static uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+static void note_frozen(vf_estimate *e, const vf__frozen *fz, const frozen_sum *f)
+{
+    if (!fz->v)
+        return;
+    vf__assume(e, "frozen = %zu initializer(s) matched by --freeze, %zu FrozenBatchNorm2d layer(s): %llu parameters "
+               "with no gradient or optimizer state", fz->by_name, fz->frozen_bn,
+               (unsigned long long)(f->el + f->alias_el));
+}
+
 static const char *const phase_name[] = {"forward", "backward", "optimizer step"};
 
 static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
@@ -218,23 +257,33 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     vf__bind b = {.batch = c.b, .inputs = o->graph_inputs};
     vf__shapes s;
     vf__live L;
-    if ((st = vf__graph_shapes(m, &b, &s, err)) != VF_OK)
+    vf__frozen fz;
+    if ((st = vf__graph_frozen(m, o, &fz, err)) != VF_OK)
         return st;
+    if ((st = vf__graph_shapes(m, &b, &s, err)) != VF_OK) {
+        vf__frozen_free(&fz);
+        return st;
+    }
     scale_acts(m, &s, act_num, 4);
     vf__gtrain gt;
-    if (vf__live_init(m->graph, &s, &L) != VF_OK || vf__graph_train(m, &s, &L, act_num, 4, c.g_bytes, &gt) != VF_OK) {
+    if (vf__live_init(m->graph, &s, &L) != VF_OK ||
+        vf__graph_train(m, &s, &L, act_num, 4, c.g_bytes, fz.v, &gt) != VF_OK) {
         vf__live_free(&L);
         vf__shapes_free(&s);
+        vf__frozen_free(&fz);
         return vf__err(err, VF_ENOMEM, m->source, "out of memory");
     }
     /* the exporter's Identity copies are parameters (or buffers) of the module too */
     uint64_t alias_el = m->graph->alias_param_elements;
     uint64_t alias_state = alias_states(m, t->optimizer, &c);
     uint64_t alias_buf = (m->graph->alias_elements - alias_el) * c.w_bytes;
+    frozen_sum f = frozen_sums(m, fz.v, t->optimizer, &c);
     e->weights = ts.weight_bytes + ts.buffer_bytes + alias_el * c.w_bytes + alias_buf;
-    e->gradients = ts.grad_bytes + alias_el * c.g_bytes;
-    e->optimizer = ts.state_bytes + ts.master_bytes + alias_state;
-    e->trainable_params = ts.trainable + alias_el;
+    e->gradients = minus(ts.grad_bytes + alias_el * c.g_bytes, (f.el + f.alias_el) * c.g_bytes);
+    e->optimizer = minus(ts.state_bytes + ts.master_bytes + alias_state, f.state + f.master);
+    e->trainable_params = minus(ts.trainable + alias_el, f.el + f.alias_el);
+    note_frozen(e, &fz, &f);
+    vf__frozen_free(&fz);
     uint64_t in_b = 0;
     for (size_t i = 0; i < m->graph->n_inputs; i++)
         in_b += s.bytes[m->graph->inputs[i]];

@@ -42,6 +42,18 @@ VF_HIDDEN uint64_t vf__live_peak(const vf__graph *g, const vf__shapes *s, const 
                                  uint32_t *peak_node, uint64_t *input_bytes);
 VF_HIDDEN bool vf__graph_is_view(const vf__gnode *n);
 
+/* Initializers that do not train (graph_freeze.c): per value, 1 when frozen
+ * by the caller's patterns or as FrozenBatchNorm2d's constants; v NULL when
+ * the caller froze nothing. */
+typedef struct vf__frozen {
+    uint8_t *v;
+    size_t by_name;          /* values matched by a --freeze pattern */
+    size_t frozen_bn;        /* FrozenBatchNorm2d layers found */
+} vf__frozen;
+
+VF_HIDDEN vf_status vf__graph_frozen(const vf_model *m, const vf_estimate_opts *o, vf__frozen *f, vf_error *err);
+VF_HIDDEN void vf__frozen_free(vf__frozen *f);
+
 /* Training: saved tensors and the step's moments. */
 typedef struct vf__gtrain {
     uint64_t saved;          /* saved for backward, graph inputs included */
@@ -55,9 +67,9 @@ typedef struct vf__gtrain {
 } vf__gtrain;
 
 /* act_num/act_den scale float activations (2/4 under autocast); grad_bytes
- * per parameter element. */
+ * per parameter element; frozen: per value, initializers that do not train (or NULL). */
 VF_HIDDEN vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live *L, uint32_t act_num,
-                                    uint32_t act_den, uint32_t grad_bytes, vf__gtrain *out);
+                                    uint32_t act_den, uint32_t grad_bytes, const uint8_t *frozen, vf__gtrain *out);
 /* For the tests: the saved-tensor rules' table is sorted (bsearch needs it). */
 VF_HIDDEN bool vf__train_rules_sorted(void);
 VF_HIDDEN vf_status vf__graph_estimate(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out,

@@ -234,6 +234,12 @@ static int64_t arith(char op, int64_t a, int64_t b)
     case 'S': return a - b;
     case 'M': return a * b;
     case 'D': return b ? a / b : 0;
+    case 'm': { /* Mod with fmod=0: the remainder takes the divisor's sign, as Python's % */
+        if (!b)
+            return 0;
+        int64_t r = a % b;
+        return r && ((r < 0) != (b < 0)) ? r + b : r;
+    }
     case 'E': return a == b;
     case 'x': return a > b ? a : b;
     case 'n': return a < b ? a : b;
@@ -262,7 +268,8 @@ static bool op_broadcast(const ctx *c)
     uint64_t nel = vf__vshape_numel(o);
     char code = !strcmp(op, "Add") ? 'A' : !strcmp(op, "Sub") ? 'S' : !strcmp(op, "Mul") ? 'M'
               : !strcmp(op, "Div") ? 'D' : !strcmp(op, "Equal") ? 'E' : !strcmp(op, "Max") ? 'x'
-              : !strcmp(op, "Min") ? 'n' : where ? 'W' : 0;
+              : !strcmp(op, "Min") ? 'n' : where ? 'W'
+              : !strcmp(op, "Mod") && !vf__gattr_int(c->n, "fmod", 0) ? 'm' : 0;
     if (!code || nel > K || o->rank > 1 || nx < 2)
         return true;
     int64_t a[K], b[K], w[K], r[K];
@@ -441,6 +448,42 @@ static bool op_matmul(const ctx *c)
 
 /* ---- reshaping ---- */
 
+/* The contents of a small constant x of known shape moved to o's shape:
+ * output element i takes input element at[i], where axis a of the output
+ * reads input axis src[a] at beg[a] + coordinate * step[a] (Transpose:
+ * src = perm, beg 0, step 1; Slice: src = identity). As onnx's shape
+ * inference folds them (data propagation), so that the pads or shape a
+ * shape subgraph computes are known. */
+static bool move_contents(const ctx *c, const vf__vshape *x, const vf__vshape *o, const int64_t *src,
+                          const int64_t *beg, const int64_t *step)
+{
+    int64_t v[K], r[K];
+    int nk = kvals(c, 0, v, K);
+    uint64_t nin = vf__vshape_numel(x), nout = vf__vshape_numel(o);
+    if (nk < 0 || (uint64_t)nk != nin || nout > K || o->rank != x->rank)
+        return true; /* contents unknown or too long: the shape alone */
+    int64_t stride[VF_MAX_DIMS];
+    int64_t acc = 1;
+    for (int32_t d = x->rank - 1; d >= 0; d--) {
+        stride[d] = acc;
+        acc *= x->d[d]; /* at most K elements in all: no overflow */
+    }
+    for (uint64_t i = 0; i < nout; i++) {
+        uint64_t rest = i;
+        int64_t at = 0;
+        for (int32_t a = o->rank - 1; a >= 0; a--) {
+            int64_t co = o->d[a] ? (int64_t)(rest % (uint64_t)o->d[a]) : 0;
+            rest = o->d[a] ? rest / (uint64_t)o->d[a] : 0;
+            int64_t ic = beg[a] + co * step[a];
+            if (ic < 0 || ic >= x->d[src[a]])
+                return true;
+            at += ic * stride[src[a]];
+        }
+        r[i] = v[at];
+    }
+    return setk(c, 0, r, (int)nout);
+}
+
 static bool op_flatten(const ctx *c)
 {
     const vf__vshape *x = in(c, 0);
@@ -525,7 +568,10 @@ static bool op_transpose(const ctx *c)
     }
     o->rank = n;
     o->elem = x->elem;
-    return true;
+    int64_t beg[VF_MAX_DIMS] = {0}, step[VF_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        step[i] = 1;
+    return !vf__vshape_known(x) || move_contents(c, x, o, p, beg, step);
 }
 
 static bool op_squeeze(const ctx *c, bool un)
@@ -648,7 +694,9 @@ static bool op_slice(const ctx *c)
         return false;
     copy_shape(o, x);
     o->elem = x->elem;
-    int64_t first[K] = {0}, step1 = 1;
+    int64_t src[VF_MAX_DIMS], beg[VF_MAX_DIMS] = {0}, stp[VF_MAX_DIMS];
+    for (int32_t d = 0; d < x->rank; d++)
+        src[d] = d, stp[d] = 1;
     for (int i = 0; i < n; i++) {
         int64_t a = na >= 0 ? ax[i] : i, step = ns >= 0 ? sp[i] : 1;
         if (!norm_axis(&a, x->rank) || step == 0 || x->d[a] < 0)
@@ -667,16 +715,9 @@ static bool op_slice(const ctx *c)
             len = s > e ? (s - e - step - 1) / -step : 0;
         }
         o->d[a] = len;
-        if (a == 0)
-            first[0] = s, step1 = step;
+        beg[a] = s, stp[a] = step;
     }
-    int64_t v[K], r[K];
-    int nk = kvals(c, 0, v, K);
-    if (nk < 0 || x->rank != 1 || o->d[0] > (int64_t)K)
-        return true;
-    for (int64_t i = 0; i < o->d[0]; i++)
-        r[i] = v[first[0] + i * step1];
-    return setk(c, 0, r, (int)o->d[0]);
+    return !vf__vshape_known(x) || move_contents(c, x, o, src, beg, stp);
 }
 
 static bool op_pad(const ctx *c)

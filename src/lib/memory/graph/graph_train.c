@@ -229,7 +229,7 @@ static void apply_rule(tstate *t, const vf__gnode *n, uint32_t p, vf__gtrain *ou
 
 /* Requires-grad: trainable float initializers (and their Identity copies),
  * then anything computed from one. */
-static void requires_grad(const vf_model *m, tstate *t)
+static void requires_grad(const vf_model *m, const uint8_t *frozen, tstate *t)
 {
     const vf__graph *g = t->g;
     for (size_t i = 0; i < g->n_v; i++) {
@@ -239,6 +239,8 @@ static void requires_grad(const vf_model *m, tstate *t)
         const vf_tensor *x = &m->tensors[g->v[src].tensor];
         /* a copy is a tensor of its own: a parameter unless a buffer, whatever its source is */
         t->rg[i] = src == i ? !(x->flags & VF_TENSOR_NOT_PARAM) : !g->v[i].buffer && vf__onnx_is_float(g->v[src].elem);
+        if (frozen && frozen[i]) /* requires_grad=False, or a buffer the caller named */
+            t->rg[i] = 0;
     }
     for (size_t p = 0; p < g->n_node; p++) {
         const vf__gnode *n = &g->node[g->order[p]];
@@ -334,7 +336,7 @@ done:
 }
 
 vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live *L, uint32_t act_num,
-                          uint32_t act_den, uint32_t grad_bytes, vf__gtrain *out)
+                          uint32_t act_den, uint32_t grad_bytes, const uint8_t *frozen, vf__gtrain *out)
 {
     (void)act_num, (void)act_den; /* the caller scaled the activation bytes */
     const vf__graph *g = m->graph;
@@ -351,7 +353,7 @@ vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live
         goto out;
     }
     memset(t.saver_min, 0xff, nv * sizeof *t.saver_min);
-    requires_grad(m, &t);
+    requires_grad(m, frozen, &t);
     for (size_t p = 0; p < g->n_node; p++)
         apply_rule(&t, &g->node[g->order[p]], (uint32_t)p, out);
     /* the loss: cross-entropy keeps its log-softmax, one output-sized fp32 tensor per graph output */
