@@ -107,6 +107,8 @@ typedef struct vf_cli_fit_args {
 extern const struct option vf_cli_fit_options[];
 /* models' options (args/models_args.c), read by its parser and /api/models. */
 extern const struct option vf_cli_models_options[];
+/* snapshot's options (args/snapshot_args.c), read by its parser and the server */
+extern const struct option vf_cli_snapshot_options[];
 /* estimate's own options (--train, --json, --explain, --units, --help). */
 extern const struct option vf_cli_estimate_cmd_options[];
 /* Parses fit/plan/sweep arguments; returns -1 to go on, else an exit code. */

@@ -48,10 +48,27 @@ if [ -x "$B/tests/hubserver" ] && [ -x "$B/tests/gen_repo" ] && "$B/tests/gen_re
     [ -n "$port2" ] && hubargs="$port2 $api"
 fi
 [ -n "$hubargs" ] || fail "page: a server with --hub and the stand-in Hub" "did not start"
+# A third server with --models-dir holding a PyTorch memory snapshot (tests/cli/gen_snapshot.py).
+snapenv=
+mkdir -p "$TMP/snapdir"
+if /usr/bin/python3 tests/cli/gen_snapshot.py "$TMP/snapgen" >/dev/null 2>&1 && cp "$TMP/snapgen/leak.pickle" "$TMP/snapdir/"; then
+    : >"$TMP/serve3.err"
+    "$VF" serve --addr 127.0.0.1:0 --models-dir "$TMP/snapdir" 2>"$TMP/serve3.err" &
+    pid3=$!
+    i=0
+    while [ $i -lt 100 ]; do
+        port3=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve3.err")
+        [ -n "$port3" ] && break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    [ -n "$port3" ] && snapenv="SNAP_PORT=$port3 SNAP_FILE=$TMP/snapdir/leak.pickle"
+fi
 # shellcheck disable=SC2086 # two words, or none
-timeout 300 env HF_ENDPOINT="http://127.0.0.1:$api" NO_PROXY='*' node tests/page/page.test.mjs "$port" "$VF" "$B/page" $hubargs
+# shellcheck disable=SC2086 # two assignments, or none
+timeout 300 env HF_ENDPOINT="http://127.0.0.1:$api" NO_PROXY='*' $snapenv node tests/page/page.test.mjs "$port" "$VF" "$B/page" $hubargs
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "page: browser run" "exit $rc"
-kill $pid ${pid2:-} ${hspid:-} 2>/dev/null
+kill $pid ${pid2:-} ${pid3:-} ${hspid:-} 2>/dev/null
 wait $pid 2>/dev/null
 exit 0

@@ -9,6 +9,8 @@ if [ ! -x "$GET" ]; then fail "serve client" "$GET not built"; exit 1; fi
 # hand (fuzz seed, 84 parameters, 176 bytes of tensors), a corrupt one, and a
 # link that leads out of the folder.
 mkdir -p "$TMP/models/sub" "$TMP/outside"
+# a PyTorch memory snapshot (tests/cli/gen_snapshot.py, torch's 2.x layout) for /api/snapshot
+/usr/bin/python3 tests/cli/gen_snapshot.py "$TMP/snaps" >/dev/null 2>&1 && cp "$TMP/snaps/leak.pickle" "$TMP/models/leak.pickle"
 cp fuzz/corpus/safetensors/llama_small "$TMP/models/m.safetensors"
 cp fuzz/corpus/safetensors/llama_small "$TMP/outside/o.safetensors"
 cp fuzz/corpus/safetensors/overlap "$TMP/models/bad.safetensors"
@@ -55,6 +57,17 @@ expect "inspect a file under --models-dir" 200 '.format == "safetensors" and .pa
     "/api/inspect?model=m.safetensors"
 "$VF" inspect --json "$TMP/models/m.safetensors" >"$TMP/cli.json" 2>/dev/null
 if cmp -s "$TMP/cli.json" "$TMP/body"; then ok "inspect answer = inspect --json"; else fail "inspect answer = inspect --json" "$(diff "$TMP/cli.json" "$TMP/body" | head -3)"; fi
+if [ -f "$TMP/models/leak.pickle" ]; then
+    expect "a snapshot under --models-dir" 200 '.layout == "dict" and .peak_bytes > 0 and (.leak_suspects | length) > 0' \
+        "/api/snapshot?model=leak.pickle"
+    "$VF" snapshot --json "$TMP/models/leak.pickle" >"$TMP/cli.json" 2>/dev/null
+    if cmp -s "$TMP/cli.json" "$TMP/body"; then ok "snapshot answer = snapshot --json"; else fail "snapshot answer = snapshot --json" "$(diff "$TMP/cli.json" "$TMP/body" | head -3)"; fi
+    expect "a snapshot's --estimate is not taken from a page" 400 '.error | test("estimate")' \
+        "/api/snapshot?model=leak.pickle&estimate=qwen3-8b"
+    expect "a snapshot outside the folder is refused" 403 '.exit == 2' "/api/snapshot?model=$TMP/snaps/leak.pickle"
+else
+    fail "snapshot for /api/snapshot" "tests/cli/gen_snapshot.py did not run (python3)"
+fi
 expect "a link that stays inside" 200 '.params == 84' "/api/inspect?model=sub/in.safetensors"
 expect "an absolute path inside" 200 '.params == 84' "/api/inspect?model=$TMP/models/m.safetensors"
 expect "a link out of the folder is refused" 403 '.exit == 2 and (.error | test("outside"))' "/api/inspect?model=sub/link.safetensors"

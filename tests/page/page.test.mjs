@@ -495,6 +495,36 @@ if (HUBSERVE) {
   await hp.close();
 }
 
+// 15. A PyTorch memory snapshot on a server with --models-dir (SNAP_PORT, SNAP_FILE: the folder's
+// snapshot written by tests/cli/gen_snapshot.py): /?snapshot=NAME draws what 'vramfit snapshot
+// FILE --json' says, the knobs' form hidden; a file outside the folder is refused in one line.
+if (process.env.SNAP_PORT) {
+  const SB = `http://127.0.0.1:${process.env.SNAP_PORT}`, file = process.env.SNAP_FILE;
+  const sp = await ctx.newPage();
+  watch(sp);
+  await sp.goto(SB + '/?snapshot=' + encodeURIComponent(file.split('/').pop()));
+  await sp.waitForSelector('body[data-ready]', { timeout: 60000 });
+  const want = JSON.parse(execFileSync(VF, ['snapshot', '--json', file], { encoding: 'utf8' }));
+  const pools = await bytesOf(sp, '#snap-pools td[data-bytes]');
+  const wantPools = want.pools.flatMap(q => [q.reserved_bytes, q.allocated_bytes, q.inactive_bytes]);
+  check('snapshot: the pools are the command\'s', JSON.stringify(pools) === JSON.stringify(wantPools), `${pools} vs ${wantPools}`);
+  const summary = await sp.$eval('#snap-summary', el => el.textContent);
+  const words = await sp.evaluate(w => [gib(w.reserved_bytes), gib(w.allocated_bytes), gib(w.inactive_bytes), gib(w.peak_bytes)], want);
+  check('snapshot: reserved, allocated, inactive and the peak in words', words.every(x => summary.includes(x)), `${summary} vs ${words}`);
+  const leaks = await sp.$$eval('#snap-leaks tr td:last-child', t => t.map(x => x.textContent));
+  check('snapshot: the leak suspects with their frames', leaks.length === want.leak_suspects.length && leaks.length > 0 &&
+        leaks[0].startsWith(want.leak_suspects[0].frames[0]), `${leaks} vs ${want.leak_suspects.length}`);
+  check('snapshot: the knobs are hidden', await sp.$eval('#f', f => f.hidden), 'form shown');
+  await sp.goto(SB + '/?snapshot=' + encodeURIComponent('/etc/passwd'));
+  await sp.waitForSelector('body[data-ready]', { timeout: 60000 });
+  const err = await sp.$eval('#out .err', el => el.textContent).catch(() => '');
+  check('snapshot: a file outside the models folder is refused', /outside/.test(err), err);
+  await sp.close();
+} else {
+  fail('snapshot: a server with --models-dir', 'SNAP_PORT not given by tests/cli/test_page.sh');
+}
+
 await ctx.close();
 rmSync(dataDir, { recursive: true, force: true });
 process.exit(failed ? 1 : 0);
+

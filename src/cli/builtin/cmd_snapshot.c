@@ -5,6 +5,7 @@
  * alive there, leak suspects; an estimate beside the measured peak. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <string.h>
 
 static void help(void)
@@ -34,29 +35,34 @@ typedef struct snap_args {
 static int parse(int argc, char **argv, snap_args *a)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":", vf_cli_snapshot_options, NULL)) != -1) {
+        switch (c) {
+        case 'h':
             help();
             return VF_EXIT_OK;
-        } else if (!strcmp(s, "--json")) {
+        case 'j':
             a->json = true;
-        } else if (!strcmp(s, "--units") || !strcmp(s, "--estimate")) {
-            if (i + 1 >= argc)
-                return vf_usage_error("snapshot", "option '%s' needs a value", s);
-            const char *v = argv[++i];
-            if (!strcmp(s, "--estimate"))
-                a->estimate = v;
-            else if (!vf_parse_units(v, &a->units))
-                return vf_usage_error("snapshot", "--units: '%s' is not gib or gb", v);
-        } else if (s[0] == '-' && s[1]) {
-            return vf_usage_error("snapshot", "unknown option '%s'", s);
-        } else if (a->file) {
-            return vf_usage_error("snapshot", "unexpected argument '%s'", s);
-        } else {
-            a->file = s;
+            break;
+        case 'e':
+            a->estimate = optarg;
+            break;
+        case 'u':
+            if (!vf_parse_units(optarg, &a->units))
+                return vf_usage_error("snapshot", "--units: '%s' is not gib or gb", optarg);
+            break;
+        case ':':
+            return vf_usage_error("snapshot", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return vf_usage_error("snapshot", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (optind < argc)
+        a->file = argv[optind++];
+    if (optind < argc)
+        return vf_usage_error("snapshot", "unexpected argument '%s'", argv[optind]);
     if (!a->file)
         return vf_usage_error("snapshot", "missing FILE (a pickled memory snapshot)");
     return -1;

@@ -29,6 +29,10 @@ static const struct option *const fit_tables[] = {vf_cli_fit_options, vf_cli_est
 /* models' own table: /api/models?family=F, and the reverse question's
  * parameters (fits=GPU, ...) once 'vramfit models' takes them */
 static const struct option *const models_tables[] = {vf_cli_models_options, NULL};
+/* snapshot's options but --estimate, whose "MODEL knobs" would open a model
+ * past the fence the model word keeps: /api/snapshot?model=FILE.pickle */
+static const struct option snapshot_page_options[] = {{"units", required_argument, 0, 'u'}, {0, 0, 0, 0}};
+static const struct option *const snapshot_tables[] = {snapshot_page_options, NULL};
 static const struct option *const no_tables[] = {NULL};
 
 const vf_serve_endpoint vf_serve_endpoints[] = {
@@ -39,6 +43,7 @@ const vf_serve_endpoint vf_serve_endpoints[] = {
     {"/api/inspect", "inspect", true, no_tables},
     {"/api/models", "models", false, models_tables},
     {"/api/gpus", "gpus", false, no_tables},
+    {"/api/snapshot", "snapshot", true, snapshot_tables},
     {NULL, NULL, false, NULL},
 };
 
