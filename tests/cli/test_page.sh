@@ -7,18 +7,22 @@ if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null 2>&1 || [ ! -f tes
     fail "page: browser" "needs /usr/bin/chromium, node and tests/page/node_modules (run 'make deps')"
     exit 1
 fi
+# port_of ERRFILE PID: the port a starting 'vramfit serve' prints on stderr
+# (waits up to 10 s, less when it exits); "" when none.
+port_of() {
+    n=0
+    while [ $n -lt 100 ]; do
+        p=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$1")
+        [ -n "$p" ] && { echo "$p"; return; }
+        kill -0 "$2" 2>/dev/null || return
+        sleep 0.1
+        n=$((n + 1))
+    done
+}
 : >"$TMP/serve.err"
 "$VF" serve --addr 127.0.0.1:0 2>"$TMP/serve.err" &
 pid=$!
-port=""
-i=0
-while [ $i -lt 100 ]; do
-    port=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve.err")
-    [ -n "$port" ] && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.1
-    i=$((i + 1))
-done
+port=$(port_of "$TMP/serve.err" $pid)
 if [ -z "$port" ]; then
     fail "page: serve starts" "$(head -c 300 "$TMP/serve.err")"
     kill $pid 2>/dev/null
@@ -38,13 +42,7 @@ if [ -x "$B/tests/hubserver" ] && [ -x "$B/tests/gen_repo" ] && "$B/tests/gen_re
     env -u HF_HUB_OFFLINE HF_ENDPOINT="http://127.0.0.1:$api" XDG_CACHE_HOME="$TMP/xdg" HF_HUB_CACHE="$TMP/nohf" \
         NO_PROXY='*' "$VF" serve --hub --addr 127.0.0.1:0 2>"$TMP/serve2.err" &
     pid2=$!
-    i=0
-    while [ $i -lt 100 ]; do
-        port2=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve2.err")
-        [ -n "$port2" ] && break
-        sleep 0.1
-        i=$((i + 1))
-    done
+    port2=$(port_of "$TMP/serve2.err" $pid2)
     [ -n "$port2" ] && hubargs="$port2 $api"
 fi
 [ -n "$hubargs" ] || fail "page: a server with --hub and the stand-in Hub" "did not start"
@@ -55,13 +53,7 @@ if /usr/bin/python3 tests/cli/gen_snapshot.py "$TMP/snapgen" >/dev/null 2>&1 && 
     : >"$TMP/serve3.err"
     "$VF" serve --addr 127.0.0.1:0 --models-dir "$TMP/snapdir" 2>"$TMP/serve3.err" &
     pid3=$!
-    i=0
-    while [ $i -lt 100 ]; do
-        port3=$(sed -n 's|^vramfit: serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve3.err")
-        [ -n "$port3" ] && break
-        sleep 0.1
-        i=$((i + 1))
-    done
+    port3=$(port_of "$TMP/serve3.err" $pid3)
     [ -n "$port3" ] && snapenv="SNAP_PORT=$port3 SNAP_FILE=$TMP/snapdir/leak.pickle"
 fi
 # shellcheck disable=SC2086 # two words, or none
