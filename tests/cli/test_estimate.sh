@@ -132,3 +132,8 @@ check_err "estimate: -ot unknown buffer type" 2 "unknown buffer type 'GPU'" \
     "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --override-tensor exps=GPU
 check_err "estimate: -ot bad pattern" 2 "is not a regular expression" \
     "$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --gpu RTX4090 --override-tensor '(=CPU'
+
+# A training knob without --train is refused, never ignored (issue 27: no silent no-op).
+check_err "estimate: --zero without --train" 2 "--zero is a training knob: add --train" "$VF" estimate qwen3-8b --zero 3
+check_err "fit: --lora-rank without --train" 2 "--lora-rank is a training knob" "$VF" fit qwen3-8b --gpu H100 --lora-rank 16
+check_out "estimate: --zero with --train" 0 '"mode": "training"' "$VF" estimate qwen3-8b --train --zero 3 --gpu H100x4 --json

@@ -35,6 +35,10 @@ extern const struct option vf_cli_train_options[];
  * code is not one of this table's, -1 after printing a usage error. */
 int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o);
 int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o);
+/* The option's name when c is a knob only training prices (train_opts.c), else NULL. */
+const char *vf_cli_train_only(int c);
+/* A usage error (2) when a training-only knob was given without --train, else -1. */
+int vf_cli_train_only_check(const char *cmd, const char *given, const vf_estimate_opts *o);
 /* The serving extras (serving_opts.c): --draft, --mmproj, images, LoRA slots. */
 int vf_cli_parse_serving_opt(int c, const char *arg, vf_estimate_opts *o);
 void vf_cli_serving_opts_help(FILE *f);

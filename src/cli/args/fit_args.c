@@ -51,6 +51,7 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
     int c;
     optind = 1;
     opterr = 0;
+    const char *train_only = NULL; /* the first training-only knob given */
     while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
         const char *v = optarg;
         switch (c) {
@@ -105,13 +106,18 @@ int vf_cli_fit_parse(const char *cmd, int argc, char **argv, vf_cli_fit_args *a,
         if (c == VF_OPT_RUNTIME)
             a->runtime_set = true;
         int r = vf_cli_parse_infer_opt(c, v, o);
-        if (r == 0)
-            r = vf_cli_parse_train_opt(c, v, o);
+        if (r == 0 && (r = vf_cli_parse_train_opt(c, v, o)) == 1 && !train_only)
+            train_only = vf_cli_train_only(c);
         if (r < 0)
             return VF_EXIT_USAGE;
         if (r == 0)
             return vf_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
     }
+    vf_engine engine;
+    bool deepspeed = a->emit && vf_engine_parse(a->emit, &engine) == VF_OK && engine == VF_ENGINE_DEEPSPEED;
+    int tr = deepspeed ? -1 : vf_cli_train_only_check(cmd, train_only, o); /* DeepSpeed launches train */
+    if (tr >= 0)
+        return tr;
     if (optind >= argc)
         return vf_usage_error(cmd, "missing MODEL");
     if (optind + 1 < argc)

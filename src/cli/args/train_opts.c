@@ -104,6 +104,33 @@ static int version_opt(const char *opt, const char *arg, char *dst, size_t n, co
     return 1;
 }
 
+/* The knobs that mean something only to a training step: given to an
+ * inference estimate they would change nothing, so the parsers refuse them
+ * (never a silent no-op). --ep, --bnb-version and --torch-version price
+ * inference too. */
+const char *vf_cli_train_only(int c)
+{
+    static const struct { int c; const char *name; } only[] = {
+        {T_OPTIMIZER, "optimizer"},   {T_CKPT, "grad-checkpoint"},   {T_GRAD_ACCUM, "grad-accum"},
+        {T_LORA_RANK, "lora-rank"},   {T_LORA_TARGETS, "lora-targets"}, {T_QLORA, "qlora"},
+        {T_ZERO, "zero"},             {T_FSDP, "fsdp"},              {T_OFFLOAD, "offload"},
+        {T_OFFLOAD_DEVICE, "offload-device"}, {T_STATES_ONLY, "states-only"}, {T_OPTIM_IMPL, "optim-impl"},
+        {T_LORA_DROPOUT, "lora-dropout"}, {T_GRADS_KEPT, "grads-kept"}, {T_LOSS, "loss"},
+        {T_FREEZE, "freeze"},         {T_FROZEN_BN, "frozen-bn"},
+    };
+    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
+        if (only[i].c == c)
+            return only[i].name;
+    return NULL;
+}
+
+int vf_cli_train_only_check(const char *cmd, const char *given, const vf_estimate_opts *o)
+{
+    if (!given || o->mode == VF_MODE_TRAINING)
+        return -1;
+    return vf_usage_error(cmd, "--%s is a training knob: add --train (an inference estimate would ignore it)", given);
+}
+
 int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
 {
     vf_train_opts *t = &o->train;

@@ -203,6 +203,7 @@ int cmd_estimate(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
+    const char *train_only = NULL; /* the first training-only knob given */
     while ((c = getopt_long(argc, argv, ":", all, NULL)) != -1) {
         switch (c) {
         case OPT_HELP:
@@ -234,13 +235,16 @@ int cmd_estimate(int argc, char **argv)
         int r = vf_cli_parse_infer_opt(c, optarg, &o);
         if (c == VF_OPT_GPU && o.gpus != gpus_before)
             gxn = o.gpus; /* "--gpu GxN": N devices, spread once the model is known */
-        if (r == 0)
-            r = vf_cli_parse_train_opt(c, optarg, &o);
+        if (r == 0 && (r = vf_cli_parse_train_opt(c, optarg, &o)) == 1 && !train_only)
+            train_only = vf_cli_train_only(c);
         if (r < 0)
             return VF_EXIT_USAGE;
         if (r == 0)
             return vf_usage_error("estimate", "unknown option '%s'", argv[optind - 1]);
     }
+    int tr = vf_cli_train_only_check("estimate", train_only, &o);
+    if (tr >= 0)
+        return tr;
     if (optind >= argc)
         return vf_usage_error("estimate", "missing MODEL");
     if (optind + 1 < argc)
