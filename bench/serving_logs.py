@@ -51,7 +51,7 @@ import subprocess
 import sys
 
 VF = os.environ.get("VF", "build/vramfit")
-DIR = "tests/reference/serving-logs"
+DIR = os.environ.get("SERVING_LOGS", "tests/reference/serving-logs")
 TOL = 0.03
 GIB = 1 << 30
 MIB = 1 << 20
@@ -262,18 +262,24 @@ def started_of(v):
     return True if v.startswith("no") else None
 
 
-def score_vllm(rows, sc, show):
+def answered_runs(rows, figures, args_of):
+    """Each run's scored figures with vramfit's answer: (run id, rows, args, answer, why not)."""
     runs = {}
     for r in rows:
         runs.setdefault(r["run_id"], []).append(r)
     for rid, rs in runs.items():
-        figs = [r for r in rs if r["figure"] in VLLM_FIGS]
+        figs = [r for r in rs if r["figure"] in figures]
         if not figs:
             continue
-        ar, why = vllm_args(rs[0])
+        ar, why = args_of(rs[0])
         d = None
         if ar:
             d, why = run(ar[0])
+        yield rid, figs, ar, d, why
+
+
+def score_vllm(rows, sc, show):
+    for rid, figs, ar, d, why in answered_runs(rows, VLLM_FIGS, vllm_args):
         for r in figs:
             label = "vllm %s %s" % (rid, r["figure"])
             if not d:
@@ -295,6 +301,9 @@ def score_vllm(rows, sc, show):
                     sc.not_expressed.append((label, "outcome not stated: " + r["value"]))
                 else:
                     sc.verdict(label, got["oom"], s)
+                    if show:
+                        print("  %-60s vramfit %s  log %s" % (label, "starts" if got["oom"] else "does not start",
+                                                               "started" if s else "did not start"))
                 continue
             want = num(r["value"])
             if want is None:
@@ -354,17 +363,7 @@ def lc_args(r):
 
 
 def score_llamacpp(rows, sc, show):
-    runs = {}
-    for r in rows:
-        runs.setdefault(r["run_id"], []).append(r)
-    for rid, rs in runs.items():
-        figs = [r for r in rs if r["figure"] in LC_FIGS]
-        if not figs:
-            continue
-        ar, why = lc_args(rs[0])
-        d = None
-        if ar:
-            d, why = run(ar[0])
+    for rid, figs, ar, d, why in answered_runs(rows, LC_FIGS, lc_args):
         for r in figs:
             label = "llama.cpp %s %s %s" % (rid, r["figure"], r["device"])
             if not d:
@@ -400,8 +399,8 @@ def score_llamacpp(rows, sc, show):
 def report(name, sc):
     print("%s: %d figures expressed, %d not; %d unsafe (> 3 %%), %d false refusals" %
           (name, sc.expressed, len(sc.not_expressed), len(sc.unsafe), len(sc.false_refusals)))
-    print("  worst under: %+.1f %% (%s)" % (100 * sc.worst_under[0], sc.worst_under[1] or "-"))
-    print("  worst over:  %+.1f %% (%s)" % (100 * sc.worst_over[0], sc.worst_over[1] or "-"))
+    print("  worst under (vramfit below the log): %+.1f %% (%s)" % (100 * sc.worst_under[0], sc.worst_under[1] or "-"))
+    print("  worst over (vramfit above the log):  %+.1f %% (%s)" % (100 * sc.worst_over[0], sc.worst_over[1] or "-"))
     for u in sc.unsafe:
         print("  unsafe: " + u)
     for f in sc.false_refusals:
