@@ -113,6 +113,10 @@ def args_of(r):
         a += ["--optimizer", "sgd"]
     elif "foreach=false" in o:
         a += ["--optim-impl", "for-loop"]
+    if "optimizer_in_bwd" in o or "in backward" in o:
+        a += ["--optimizer-in-backward"]  # torchtune optimizer_in_bwd=True
+    if r["act_offload"].lower().startswith("yes"):
+        a += ["--activation-offload"]  # torchtune enable_activation_offloading
     z = r["zero_fsdp"].lower()
     n = num(r["n_gpus"]) or 1
     if "fsdp" in z:

@@ -697,6 +697,10 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
                                 log_softmax keep their input for backward too) */
     vf_loss loss;            /* VF_LOSS_FULL (default) */
     uint32_t loss_chunks;    /* VF_LOSS_CHUNKED: chunks of the output; 0 = 8 (torchtune's num_output_chunks) */
+    bool optim_in_bwd;       /* the optimizer step in backward (torchtune optimizer_in_bwd: one optimizer per
+                                parameter, stepped by its post-accumulate-grad hook, its gradient freed there) */
+    bool act_offload;        /* activation offloading (torchtune training.OffloadActivations: saved tensors to
+                                pinned host memory, a bounded number on the device) */
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 

@@ -70,3 +70,33 @@ check_out "loss assumption named" 0 "CEWithChunkedOutputLoss" "$VF" estimate --t
 check_err "bad loss" 2 "expected full, chunked" "$VF" estimate --train --loss chunky "$L02"
 check_err "bad loss chunks" 2 "loss" "$VF" estimate --train --loss chunked:0 "$L02"
 check_err "loss with litgpt refused" 2 "litgpt runs its own" "$VF" estimate --train --runtime litgpt --loss fused "$L02"
+
+# --optimizer-in-backward (torchtune optimizer_in_bwd: each parameter's gradient freed by its own step in its
+# post-accumulate-grad hook): one gradient alive, the largest tensor's: l02's embedding (and head) 1000 x 256
+# = 256,000 elements x 2 B (bf16) = 512,000 B, against 1,897,728 x 2 = 3,795,456 B for all
+check_json "optimizer in backward: one gradient alive (512,000 B)" 0 '.components.gradients == 512000' \
+    "$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --optimizer-in-backward "$L02"
+check_json "without it: every gradient (3,795,456 B)" 0 '.components.gradients == 3795456' \
+    "$VF" estimate --train --json --precision bf16 --batch 2 --context 256 "$L02"
+check_out "optimizer in backward named" 0 "register_post_accumulate_grad_hook" \
+    "$VF" estimate --train --precision bf16 --optimizer-in-backward "$L02"
+check_err "optimizer in backward refuses accumulation" 2 "gradient accumulation is not possible" \
+    "$VF" estimate --train --optimizer-in-backward --grad-accum 4 "$L02"
+check_err "optimizer in backward under ZeRO refused" 2 "not modelled under ZeRO" \
+    "$VF" estimate --train --optimizer-in-backward --zero 2 --gpus 2 "$L02"
+# --activation-offload (torchtune OffloadActivations): l02 deepened to 24 blocks, full checkpointing: each
+# block keeps its input, 2 x T 512 x h 256 = 262,144 B, all 24 copied to pinned host memory = 6,291,456 B;
+# the forward stash keeps the last 5 on the GPU, priced as 5 tensors of the widest kind (2 x T x ff 688 =
+# 704,512 B each: 3,522,560 B), so the device's activations drop by 6,291,456 - 3,522,560 = 2,768,896 B
+mkdir -p "$TMP/l24"
+sed 's/"num_hidden_layers": 2,/"num_hidden_layers": 24,/' "$L02" >"$TMP/l24/config.json"
+off_plain=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --grad-checkpoint full \
+    "$TMP/l24/config.json")
+off_json=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --grad-checkpoint full \
+    --activation-offload "$TMP/l24/config.json")
+off_d=$(( $(printf '%s' "$off_plain" | jq .components.activations) - $(printf '%s' "$off_json" | jq .components.activations) ))
+[ "$off_d" = 2768896 ] && ok "activation offload: device activations 2,768,896 B lower" || fail "activation offload delta: $off_d"
+[ "$(printf '%s' "$off_json" | jq .host_bytes)" = 6291456 ] && ok "activation offload: 6,291,456 B in host memory" ||
+    fail "activation offload host" "$(printf '%s' "$off_json" | jq .host_bytes)"
+check_err "activation offload with litgpt refused" 2 "torchtune's" \
+    "$VF" estimate --train --runtime litgpt --activation-offload "$L02"

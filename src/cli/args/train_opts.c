@@ -11,7 +11,8 @@
 enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
-    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION, T_LOSS, T_FREEZE, T_FROZEN_BN
+    T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION, T_LOSS, T_FREEZE, T_FROZEN_BN,
+    T_OPTIM_IN_BWD, T_ACT_OFFLOAD
 };
 
 const struct option vf_cli_train_options[] = {
@@ -39,6 +40,8 @@ const struct option vf_cli_train_options[] = {
     {"loss", required_argument, 0, T_LOSS},
     {"freeze", required_argument, 0, T_FREEZE},
     {"frozen-bn", no_argument, 0, T_FROZEN_BN},
+    {"optimizer-in-backward", no_argument, 0, T_OPTIM_IN_BWD},
+    {"activation-offload", no_argument, 0, T_ACT_OFFLOAD},
     {0, 0, 0, 0},
 };
 
@@ -75,6 +78,10 @@ void vf_cli_train_opts_help(FILE *f)
           "  --loss L               full (default: HF's loss, the whole logits upcast to fp32) |\n"
           "                         chunked[:N] (torchtune CEWithChunkedOutputLoss, N chunks, default 8) |\n"
           "                         fused (Liger / Unsloth fused linear cross-entropy: no whole logits)\n"
+          "  --optimizer-in-backward  each parameter stepped in backward as its gradient is ready, the\n"
+          "                         gradient freed there (torchtune optimizer_in_bwd; no --grad-accum)\n"
+          "  --activation-offload   saved activations to pinned host memory, a few in flight on the GPU\n"
+          "                         (torchtune enable_activation_offloading, OffloadActivations)\n"
           "  --freeze REGEX         graphs (.onnx): initializers whose names match this POSIX extended\n"
           "                         regular expression do not train (requires_grad=False; repeatable)\n"
           "  --frozen-bn            graphs: Conv -> Mul -> Add by [1,C,1,1] constants is torchvision's\n"
@@ -235,6 +242,12 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     case T_GRADS_KEPT:
         o->grads_kept = true;
+        return 1;
+    case T_OPTIM_IN_BWD:
+        t->optim_in_bwd = true;
+        return 1;
+    case T_ACT_OFFLOAD:
+        t->act_offload = true;
         return 1;
     case T_TORCH_VERSION:
         return version_opt("torch-version", arg, t->torch_version, sizeof t->torch_version,

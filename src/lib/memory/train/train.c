@@ -180,6 +180,18 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
         return vf__err(err, VF_EINVAL, "", "--loss: litgpt runs its own chunked loss (finetune scripts), not this knob");
     c->loss = t->loss;
     c->loss_chunks = t->loss == VF_LOSS_CHUNKED ? (t->loss_chunks ? t->loss_chunks : 8) : 1;
+    /* torchtune's recipes raise on these combinations (full_finetune_single_device.py _setup_optimizer) */
+    if (t->optim_in_bwd && c->accum > 1)
+        return vf__err(err, VF_EINVAL, "", "--optimizer-in-backward: gradient accumulation is not possible with "
+                                          "the optimizer step in backward (each gradient is freed by its step)");
+    if (t->optim_in_bwd && c->zero)
+        return vf__err(err, VF_EINVAL, "", "--optimizer-in-backward: not modelled under ZeRO or FSDP (single-device "
+                                          "and data-parallel steps only)");
+    if ((t->optim_in_bwd || t->act_offload) && c->litgpt)
+        return vf__err(err, VF_EINVAL, "", "--optimizer-in-backward and --activation-offload are torchtune's "
+                                          "recipes' knobs, not litgpt's");
+    c->optim_in_bwd = t->optim_in_bwd;
+    c->act_offload = t->act_offload;
     return VF_OK;
 }
 
@@ -391,6 +403,15 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
                         "logits never whole: one chunk of about tokens x hidden at a time, the input's gradient made "
                         "in the forward and saved, no log-probabilities kept%s", c.lora ? "" : "; the head's gradient "
                         "made in the forward");
+    if (c.optim_in_bwd)
+        vf__assume(out, "optimizer = stepped in backward (torchtune optimizer_in_bwd: one optimizer per parameter, "
+                        "stepped by its register_post_accumulate_grad_hook, then zero_grad frees the gradient): one "
+                        "gradient alive at a time, the step's temporaries one tensor's");
+    if (c.act_offload)
+        vf__assume(out, "activations = offloaded (torchtune OffloadActivations): every saved tensor of the blocks "
+                        "copied to pinned host memory (in host memory), the last %d on the GPU until copied, a "
+                        "block's brought back for its backward; the head's and the loss's stay on the GPU",
+                   VF__OFFLOAD_STASH);
     if (c.grads_kept)
         vf__assume(out, "gradients = kept between steps (zero_grad(set_to_none=False), PyTorch < 2.0)");
     if (a.cls_labels)

@@ -23,6 +23,14 @@ void vf__train_place(const vf__tarch *a, const vf__tcfg *c, const vf_train_opts 
 {
     memset(p, 0, sizeof *p);
     uint64_t w = split(s->weight_bytes, c, s), g = split(s->grad_bytes, c, s);
+    if (c->optim_in_bwd) {
+        /* torchtune optimizer_in_bwd: register_post_accumulate_grad_hook
+         * steps the parameter and zero_grad()s it (set_to_none) as soon as
+         * its gradient is whole: one parameter's gradient alive at a time */
+        g = split(vf__smul(s->largest_trainable, c->g_bytes), c, s);
+        vf__explain(e, "optimizer in backward: at most one gradient alive, the largest (%llu bytes)",
+                    (unsigned long long)g);
+    }
     /* paged optimizer states are in managed memory: host-backed, evicted under pressure, never an OOM */
     uint64_t paged = split(s->paged_bytes, c, s);
     uint64_t opt = split(s->master_bytes + s->state_bytes, c, s) - paged;
@@ -101,6 +109,24 @@ void vf__train_place(const vf__tarch *a, const vf__tcfg *c, const vf_train_opts 
     uint64_t first = per_stage * inflight * acts->layer_kept + (c->pp > 1 ? acts->non_layer - head : acts->non_layer);
     uint64_t last = per_stage * acts->layer_kept + acts->non_layer;
     uint64_t act = c->pp > 1 && last > first ? last : first;
+    if (c->act_offload) {
+        /* torchtune OffloadActivations: each saved tensor of the blocks goes
+         * to pinned host memory, the last VF__OFFLOAD_STASH of them alive on
+         * the GPU until their copy ends; backward brings a block's back for
+         * its own nodes only. The head and the loss stay (NoOpManager on the
+         * output projection; the loss outside the context). */
+        uint64_t blocks = act > acts->non_layer ? act - acts->non_layer : 0;
+        uint64_t unit = vf__smul(vf__smul(c->act, c->T), a->inter > a->hidden ? a->inter : a->hidden);
+        uint64_t flight = vf__smul(unit, VF__OFFLOAD_STASH);
+        if (flight < acts->layer_kept)
+            flight = acts->layer_kept;
+        if (flight > blocks)
+            flight = blocks;
+        host += blocks / c->tp;
+        act = acts->non_layer + flight;
+        vf__explain(e, "activation offload: %llu bytes of saved blocks in pinned host memory, %llu in flight",
+                    (unsigned long long)blocks, (unsigned long long)flight);
+    }
     p->activations = act / c->tp; /* tensor + sequence parallel divide every term */
     if (c->pp > 1)
         vf__explain(e, "pipeline: %llu blocks per stage, %llu micro-batches in flight on the first stage",

@@ -58,6 +58,8 @@ typedef struct vf__tcfg {
     bool grads_kept;      /* gradients live from one step into the next (zero_grad without set_to_none) */
     vf_loss loss;         /* how the loss meets the logits */
     uint32_t loss_chunks; /* VF_LOSS_CHUNKED: output chunks */
+    bool optim_in_bwd;    /* each parameter stepped by its post-accumulate-grad hook, its gradient freed there */
+    bool act_offload;     /* saved activations of the blocks in pinned host memory (torchtune OffloadActivations) */
 } vf__tcfg;
 
 /* Parameters, gradients and optimizer states of the whole model (unsharded). */
@@ -76,6 +78,7 @@ typedef struct vf__tstates {
     uint64_t state_bytes;          /* moments, step counters, block scales */
     uint64_t paged_bytes;          /* of state_bytes: in CUDA managed memory (bitsandbytes paged), off the device */
     uint64_t step_temp_bytes;      /* the optimizer step's temporaries */
+    uint64_t largest_trainable;    /* elements of the largest trainable tensor (optimizer in backward) */
     uint64_t lora_act_extra;       /* adapted matrices in the blocks (each saves tokens x rank) */
     uint64_t lora_in_sum;          /* their input widths, summed (lora_dropout copies per adapter) */
     uint64_t lora_qkv_in;          /* the part of lora_in_sum from separate q, k, v matrices */
@@ -138,6 +141,10 @@ VF_HIDDEN uint64_t vf__litgpt_head_deq(const vf__tarch *a, const vf__tcfg *c, co
 
 VF_HIDDEN void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc,
                               vf__tacts *out);
+
+/* OffloadActivations' forward stash (torchtune max_fwd_stash_size default):
+ * the last offloaded tensors kept alive on the GPU until their copy ends. */
+#define VF__OFFLOAD_STASH 5
 
 /* DeepSpeed's default reduce bucket (reduce_bucket_size = 5e8 elements). */
 #define VF__DS_REDUCE_BUCKET 500000000ull

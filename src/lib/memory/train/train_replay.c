@@ -193,6 +193,19 @@ static void dequantize_block(step_ctx *x, uint32_t l)
     }
 }
 
+/* torchtune's optimizer_in_bwd: the gradient made, its parameter's own
+ * optimizer stepped by the post-accumulate-grad hook (its states on the
+ * first step, its temporary), then zero_grad() frees the gradient. */
+static void step_in_backward(step_ctx *x, const tpiece *t)
+{
+    uint32_t g = vf__replay_alloc(x->r, t->g);
+    for (int k = 0; k < 3 && !x->states_made; k++)
+        vf__replay_alloc(x->r, t->st[k]);
+    if (x->p->step_temp)
+        vf__replay_free(x->r, vf__replay_alloc(x->r, t->temp < x->p->step_temp ? t->temp : x->p->step_temp));
+    vf__replay_free(x->r, g);
+}
+
 /* Gradients of the parameters of block l (l = -1: outside the blocks; head
  * selects the final norm and head against the embeddings). */
 static void make_grads(step_ctx *x, int32_t l, bool head)
@@ -208,6 +221,10 @@ static void make_grads(step_ctx *x, int32_t l, bool head)
         if (l < 0 && t->emb == head)
             continue;
         uint64_t g = t->g;
+        if (x->c->optim_in_bwd) {
+            step_in_backward(x, t);
+            continue;
+        }
         if (x->grads[i]) /* a kept gradient: AccumulateGrad adds the op's new one in place, then frees it
                             (a run's one at a time: its largest) */
             vf__replay_free(x->r, vf__replay_alloc(x->r, t->g1));
@@ -248,6 +265,39 @@ static void save_block(step_ctx *x, tset *s)
         vf__replay_free(x->r, t3);
     vf__replay_pieces(x->r, ff, x->uff, s->h + n1, MAX_PIECES / 4, &n2);
     vf__replay_pieces(x->r, rest, x->u, s->h + n1 + n2, MAX_PIECES - n1 - n2, &n3);
+    s->n = n1 + n2 + n3;
+}
+
+/* Activation offloading (torchtune OffloadActivations): the pack hook
+ * copies each saved tensor of the block to pinned host memory and keeps
+ * the GPU tensor only in its forward stash, dropped once VF__OFFLOAD_STASH
+ * newer tensors were packed. */
+static void offload_block(step_ctx *x, tset *s, uint32_t *stash, size_t *n)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (*n == VF__OFFLOAD_STASH) {
+            vf__replay_free(x->r, stash[0]);
+            memmove(stash, stash + 1, (VF__OFFLOAD_STASH - 1) * sizeof *stash);
+            (*n)--;
+        }
+        stash[(*n)++] = s->h[i];
+    }
+    s->n = 0;
+}
+
+/* Backward brings block l's saved tensors back from the host as its nodes
+ * unpack them, freed with the block's backward (laid out as save_block's:
+ * the s^2 ones, the intermediate-width ones, the hidden-sized rest). */
+static void bring_back(step_ctx *x, tset *s)
+{
+    const vf__tacts *A = x->acts;
+    uint64_t sc = A->scores_kept, ff = A->ff_kept;
+    if (sc + ff > A->layer_kept)
+        sc = ff = 0;
+    size_t n1 = 0, n2 = 0, n3 = 0;
+    vf__replay_pieces(x->r, sc, vf__smul(A->attn_scores, x->c->act), s->h, MAX_PIECES / 4, &n1);
+    vf__replay_pieces(x->r, ff, x->uff, s->h + n1, MAX_PIECES / 4, &n2);
+    vf__replay_pieces(x->r, A->layer_kept - sc - ff, x->u, s->h + n1 + n2, MAX_PIECES - n1 - n2, &n3);
     s->n = n1 + n2 + n3;
 }
 
@@ -316,6 +366,10 @@ static void transient(step_ctx *x, uint64_t bytes, uint64_t piece)
  * per-tensor loop: one at a time), then zero_grad. */
 static void optimizer_step(step_ctx *x)
 {
+    if (x->c->optim_in_bwd) { /* every parameter was stepped in the backward */
+        x->states_made = true;
+        return;
+    }
     uint64_t temp_left = x->p->step_temp;
     bool foreach = x->t->optim_impl == VF_OPTIM_FOREACH || x->t->optim_impl == VF_OPTIM_FOREACH_LEGACY;
     uint32_t *tmp = calloc(x->n_pc ? x->n_pc : 1, sizeof *tmp);
@@ -362,11 +416,15 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
     vf__replay_free(r, prev[1]);
     vf__replay_free(r, prev[0]);
     /* forward */
+    uint32_t stash[VF__OFFLOAD_STASH];
+    size_t n_stash = 0;
     vf__shard_gather(x, 0);
     for (uint32_t l = 0; l < x->L && !r->broken; l++) {
         vf__shard_gather(x, l + 1);
         dequantize_block(x, l);
         save_block(x, &blocks[l]);
+        if (x->c->act_offload)
+            offload_block(x, &blocks[l], stash, &n_stash);
         checkpointed_forward(x);
     }
     vf__shard_release(x);
@@ -394,8 +452,11 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
     vf__shard_backward(x, true);
     make_grads(x, -1, true);
     vf__replay_free_all(r, bs.h, &bs.n);
+    vf__replay_free_all(r, stash, &n_stash); /* the first backward node's hook empties the stash */
     for (uint32_t l = x->L; l-- > 0 && !r->broken;) {
         vf__shard_gather(x, l + 1);
+        if (x->c->act_offload)
+            bring_back(x, &blocks[l]);
         tset rc;
         recompute_block(x, &rc);
         dequantize_block(x, l);

@@ -210,6 +210,9 @@ static void add_adapters(const vf_train_opts *t, const vf__tcfg *c, const vf_ten
         *temp = tB;
     *prev = nB;
     *sum_tr += e * (nA + nB);
+    uint64_t big = nA > nB ? nA : nB;
+    if (big > s->largest_trainable)
+        s->largest_trainable = big;
 }
 
 vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__tcfg *c, vf__tstates *s,
@@ -276,6 +279,8 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
             uint64_t tt = step_temp_loop(t->optimizer, c, prev, n);
             if (tt > temp)
                 temp = tt;
+            if (n > s->largest_trainable)
+                s->largest_trainable = n;
             prev = n;
             sum_tr += n;
             continue;
@@ -303,6 +308,8 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
             uint64_t tt = step_temp_loop(t->optimizer, c, prev, n);
             if (tt > temp)
                 temp = tt;
+            if (n > s->largest_trainable)
+                s->largest_trainable = n;
             sum_tr += n;
         }
     }
@@ -318,6 +325,13 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
     if (c->zero >= 1 && !t->fsdp && impl == VF_OPTIM_FOREACH &&
         (t->optimizer == VF_OPT_ADAMW || t->optimizer == VF_OPT_ADAM))
         impl = VF_OPTIM_FUSED; /* DeepSpeed steps with its multi-tensor FusedAdam / CPUAdam */
+    if (c->optim_in_bwd) {
+        /* one optimizer per parameter, stepped alone in its hook: the
+         * foreach lists and the loop's temporaries are one tensor's, the
+         * largest's at most */
+        sum_tr = s->largest_trainable;
+        temp = step_temp_loop(t->optimizer, c, 0, s->largest_trainable);
+    }
     switch (impl) {
     case VF_OPTIM_FOR_LOOP:
         s->step_temp_bytes = temp;
