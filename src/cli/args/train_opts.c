@@ -123,7 +123,8 @@ const char *vf_cli_train_only(int c)
         {T_ZERO, "zero"},             {T_FSDP, "fsdp"},              {T_OFFLOAD, "offload"},
         {T_OFFLOAD_DEVICE, "offload-device"}, {T_STATES_ONLY, "states-only"}, {T_OPTIM_IMPL, "optim-impl"},
         {T_LORA_DROPOUT, "lora-dropout"}, {T_GRADS_KEPT, "grads-kept"}, {T_LOSS, "loss"},
-        {T_FREEZE, "freeze"},         {T_FROZEN_BN, "frozen-bn"},
+        {T_FREEZE, "freeze"},         {T_FROZEN_BN, "frozen-bn"},    {T_OPTIM_IN_BWD, "optimizer-in-backward"},
+        {T_ACT_OFFLOAD, "activation-offload"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
         if (only[i].c == c)
