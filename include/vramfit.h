@@ -563,6 +563,9 @@ typedef struct vf_catalog_info { VF_GROWABLE_BEGIN
     const char *family;      /* the config's model_type ("qwen3"), "" if absent */
     uint64_t context_length; /* max_position_embeddings (or n_positions, or the
                                 text_config's); 0 when the config states none */
+    const char *provenance;  /* data/models/catalog.tsv's: "published" (byte for byte the
+                                Hub's file), "variant" (answered by its base's file),
+                                "assembled" (written from code or docs), "unverified", ... */
 VF_GROWABLE_END(128) } vf_catalog_info;
 VF_SIZE_PINNED(vf_catalog_info, 128);
 

@@ -1,6 +1,7 @@
 /* cmd_models.c — vramfit models: the embedded model catalog. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <string.h>
 #include <strings.h>
@@ -19,11 +20,13 @@ static void help(void)
            "               \"context_length\"}]}; a count the config cannot give is null\n");
 }
 
-/* F itself, or F followed by "_variant" (qwen3 → qwen3_moe, gemma3 → gemma3_text). */
+/* F itself, or F followed by "_variant" (qwen3 → qwen3_moe, gemma3 → gemma3_text);
+ * "_<digit>" starts another family (qwen3_5 is not a qwen3). */
 static bool family_matches(const char *family, const char *want)
 {
     size_t n = strlen(want);
-    return strncasecmp(family, want, n) == 0 && (family[n] == 0 || family[n] == '_');
+    return strncasecmp(family, want, n) == 0 &&
+           (family[n] == 0 || (family[n] == '_' && !isdigit((unsigned char)family[n + 1])));
 }
 
 typedef struct row {

@@ -269,6 +269,20 @@ static vf_status open_file(vf_model **mp, vf__fs *fs, const char *source, vf_err
     return st;
 }
 
+/* A catalog answer that is not the model's own published file says so. */
+static void warn_provenance(vf_model *m, const char *id)
+{
+    vf_catalog_info ci;
+    if (vf_catalog_entry(vf_catalog_find(id), &ci) != VF_OK || !ci.provenance)
+        return;
+    if (strcmp(ci.provenance, "variant") == 0)
+        vf__model_warn(m, "%s: the catalog answers with its base model's config.json (a variant whose own file it "
+                          "does not hold; data/models/catalog.tsv says which and why)", id);
+    else if (strcmp(ci.provenance, "assembled") == 0)
+        vf__model_warn(m, "%s: the catalog's config.json was assembled from code and docs, not copied from the "
+                          "published file (data/models/catalog.tsv says from what)", id);
+}
+
 static vf_status open_catalog(vf_model **mp, const char *source, const char *hub_note, vf_error *err)
 {
     size_t len = 0;
@@ -289,6 +303,8 @@ static vf_status open_catalog(vf_model **mp, const char *source, const char *hub
                      : vf__err(err, VF_ENOMEM, source, "out of memory");
     if (st == VF_OK && canonical && !m->hp.name[0])
         snprintf(m->hp.name, sizeof m->hp.name, "%s", canonical);
+    if (st == VF_OK)
+        warn_provenance(m, canonical ? canonical : source);
     if (st != VF_OK)
         vf_model_free(m);
     else
