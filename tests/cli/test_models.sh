@@ -41,3 +41,14 @@ grep -v '^#' "$REF/param-counts.tsv" | while IFS="$(printf '\t')" read -r file c
         cat "$TMP/models.json"
     check_json "inspect count $alias" 0 ".params == $count" "$VF" inspect --json "$(echo "$alias" | tr 'a-z' 'A-Z')"
 done
+
+# issue 24: the seed's example and the most-downloaded instruct model, offline; the figures are the
+# Hub's safetensors totals (tests/reference/catalog/llmfit-models.tsv, parameters_raw)
+check_json "offline Qwen3.5-4B" 0 '.params == 4659865088 and .bytes == 9319730176 and .architecture == "qwen3_5"' \
+    "$VF" inspect --offline --json Qwen/Qwen3.5-4B
+check_err "Qwen3.5-4B says its config was assembled" 0 "assembled from code and docs" "$VF" inspect --offline Qwen/Qwen3.5-4B
+check_json "offline Llama-3.1-8B-Instruct" 0 '.params == 8030261248' "$VF" inspect --offline --json meta-llama/Llama-3.1-8B-Instruct
+check_err "a variant says whose config answers" 0 "its base model's config.json" "$VF" inspect --offline meta-llama/Llama-3.1-8B-Instruct
+check_err "unknown id offline: nearest, cache, how to answer" 3 \
+    "not in the embedded catalog; nearest: Qwen/Qwen3-8B.*nor in the Hugging Face cache (.*); offline.*config.json or weights" \
+    env HF_HUB_OFFLINE=1 "$VF" inspect Qwen/Qwen9-8B

@@ -336,6 +336,22 @@ static vf_status open_hub(vf_model **mp, const vf__hub_id *id, const vf_open_opt
     return st;
 }
 
+/* An id neither the HF cache nor the catalog holds, offline: what was
+ * searched, the nearest catalog ids and how to answer anyway, in one line. */
+static vf_status offline_miss(const char *source, const vf_error *ce, vf_error *err)
+{
+    char *root = vf__hfcache_root();
+    const char *near = strstr(ce->msg, "did you mean: ");
+    vf_status st = vf__err(err, VF_ENOENT, source,
+                           "not in the embedded catalog%s%s, nor in the Hugging Face cache (%s); offline, so the Hub "
+                           "was not asked: give a path to its config.json or weights, or drop --offline/HF_HUB_OFFLINE "
+                           "to read hf://%s",
+                           near ? "; nearest: " : "", near ? near + 14 : "", root ? root : "no cache directory",
+                           source);
+    free(root);
+    return st;
+}
+
 /* A Hub id: the local HF cache first; a plain org/name then the catalog, then
  * the Hub; hf:// always the Hub (or a cache of it). */
 static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opts *o, vf_error *err)
@@ -361,6 +377,8 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
             snprintf((*mp)->origin, sizeof (*mp)->origin, "the embedded catalog");
             return st;
         }
+        if (hub && offline && st == VF_ENOENT)
+            return offline_miss(source, &ce, err);
         if (!hub || offline || st != VF_ENOENT) {
             if (err)
                 *err = ce;
