@@ -10,7 +10,7 @@
 # whether every answer of the new build is byte-identical to the baseline's.
 #
 # The baseline: BASE_BIN (a vramfit binary), else commit $BASE (default: main
-# before the speed work) built into $BUILD/bench-base. Target (DESIGN/HELPERS):
+# before the speed work) built into $BUILD/bench-base. Target:
 # a catalog model's inspect, estimate or fit well under 20 ms; heavy answers
 # under 1 s.
 #   BUILD=build sh bench/catalog-speed.sh            all models, REPS=3

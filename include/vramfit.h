@@ -642,13 +642,28 @@ typedef enum vf_optimizer {
     VF_OPT_ADAMW = 0, VF_OPT_ADAM = 1, VF_OPT_ADAMW_8BIT = 2, VF_OPT_PAGED_ADAMW_8BIT = 3, VF_OPT_SGD = 4,
     VF_OPT_SGD_MOMENTUM = 5, VF_OPT_ADAFACTOR = 6, VF_OPT_LION = 7, VF_OPT_ADAGRAD = 8
 } vf_optimizer;
-typedef enum vf_precision { VF_PREC_FP32 = 0, VF_PREC_FP16_MIXED = 1, VF_PREC_BF16_MIXED = 2, VF_PREC_BF16 = 3 } vf_precision;
+typedef enum vf_precision {
+    VF_PREC_FP32 = 0,
+    VF_PREC_FP16_MIXED = 1,
+    VF_PREC_BF16_MIXED = 2,
+    VF_PREC_BF16 = 3
+} vf_precision;
 typedef enum vf_recompute { VF_RECOMPUTE_NONE = 0, VF_RECOMPUTE_SELECTIVE = 1, VF_RECOMPUTE_FULL = 2 } vf_recompute;
-typedef enum vf_offload { VF_OFFLOAD_NONE = 0, VF_OFFLOAD_OPTIMIZER = 1, VF_OFFLOAD_PARAMS = 2, VF_OFFLOAD_BOTH = 3 } vf_offload;
+typedef enum vf_offload {
+    VF_OFFLOAD_NONE = 0,
+    VF_OFFLOAD_OPTIMIZER = 1,
+    VF_OFFLOAD_PARAMS = 2,
+    VF_OFFLOAD_BOTH = 3
+} vf_offload;
 /* How the optimizer step runs, which decides its temporaries: PyTorch's default on CUDA
  * (foreach: whole-model temporaries), the per-tensor loop (foreach=False), fused kernels, or
  * PyTorch < 2.0's foreach (its eps add was not in place: twice the temporaries). */
-typedef enum vf_optim_impl { VF_OPTIM_FOREACH = 0, VF_OPTIM_FOR_LOOP = 1, VF_OPTIM_FUSED = 2, VF_OPTIM_FOREACH_LEGACY = 3 } vf_optim_impl;
+typedef enum vf_optim_impl {
+    VF_OPTIM_FOREACH = 0,
+    VF_OPTIM_FOR_LOOP = 1,
+    VF_OPTIM_FUSED = 2,
+    VF_OPTIM_FOREACH_LEGACY = 3
+} vf_optim_impl;
 
 typedef struct vf_train_opts { VF_GROWABLE_BEGIN
     vf_optimizer optimizer;
@@ -715,6 +730,11 @@ VF_SIZE_PINNED(vf_estimate_opts, 2048);
 
 /** "generic", "transformers", "vllm", "llamacpp"; as --runtime spells them. */
 VF_API const char *vf_runtime_name(vf_runtime r);
+/** The runtime a name denotes (vf_runtime_name's, or another spelling: "hf",
+ * "pytorch", "llama.cpp"; any case); VF_EINVAL for none. */
+VF_API vf_status vf_runtime_parse(const char *name, vf_runtime *out);
+/** Runtimes there are: values 0 .. count-1. */
+VF_API size_t vf_runtime_count(void);
 
 /** Fills o with every default (inference, generic runtime). */
 VF_API void vf_estimate_opts_init(vf_estimate_opts *o);
@@ -728,44 +748,44 @@ VF_API void vf_estimate_opts_init(vf_estimate_opts *o);
  * (docs/memory-model.md gives each component's formula).
  * X(type, name, what it is): vf_estimate_<name>(e) returns it.
  */
-#define VF_ESTIMATE_FIELDS(X)                                                                          \
-    X(vf_mode, mode, "inference or training")                                                         \
-    X(vf_runtime, runtime, "the engine modelled")                                                     \
-    X(uint32_t, gpus, "devices the estimate spans")                                                   \
-    X(uint64_t, per_gpu_bytes, "what must fit on each device: the peak")                              \
-    X(uint64_t, total_bytes, "summed over all devices")                                               \
-    X(uint64_t, weights, "component: weights")                                                        \
-    X(uint64_t, kv_cache, "component: KV cache and recurrent state")                                  \
-    X(uint64_t, activations, "component: activations and workspaces")                                 \
-    X(uint64_t, gradients, "component: gradients")                                                    \
-    X(uint64_t, optimizer, "component: optimizer states")                                             \
-    X(uint64_t, overhead, "component: the runtime's fixed costs")                                     \
-    X(uint64_t, host_bytes, "host memory per node (offload, llama.cpp layers on the CPU)")            \
-    X(uint64_t, context, "the context (tokens) resolved")                                             \
-    X(uint64_t, batch, "the batch (sequences) resolved")                                              \
-    X(uint64_t, kv_bytes_per_token, "KV bytes per token, whole model, one sequence")                  \
-    X(double, weight_bits, "bits per weight after re-pricing")                                        \
-    X(uint64_t, trainable_params, "parameters that train")                                            \
-    X(bool, starts, "false: the engine would refuse to start (vf_estimate_reason)")                   \
-    X(const char *, reason, "why it would not start, or \"\"")                                         \
-    X(uint64_t, kv_cache_tokens, "vLLM: tokens its KV pool holds")                                    \
-    X(double, max_concurrency, "vLLM: requests of the full context at once")                          \
-    X(uint64_t, rb_model, "llama.cpp: model buffers (summed over devices)")                           \
-    X(uint64_t, rb_context, "llama.cpp: context (KV) buffers")                                        \
-    X(uint64_t, rb_compute, "llama.cpp: compute buffers")                                             \
-    X(uint64_t, rb_output, "llama.cpp: output buffer")                                                \
-    X(const char *, peak_phase, "training: the moment of the peak")                                   \
-    X(uint64_t, device_bytes, "what the device holds at the peak, as nvidia-smi shows the process")   \
-    X(uint64_t, allocated_bytes, "the allocator's allocated peak (max_memory_allocated)")             \
-    X(uint64_t, reserved_bytes, "its reserved peak (max_memory_reserved)")                            \
-    X(uint64_t, context_bytes, "the CUDA context with the kernels and libraries it loads")            \
-    X(uint64_t, outside_bytes, "other memory outside the allocator (non-torch, CUDA graphs)")         \
-    X(uint32_t, pp_stages, "vLLM pipeline stages (0 or 1: none); figures are the busiest rank's")     \
-    X(uint32_t, busiest_stage, "0-based: 0 holds the embeddings, the last the norm and head")         \
-    X(uint32_t, stage_first_layer, "the busiest stage's first block")                                 \
-    X(uint32_t, stage_end_layer, "one past its last block")                                           \
-    X(uint32_t, partial_nodes, "graphs: nodes whose output shapes could not be inferred")             \
-    X(uint64_t, cuda_graph_bytes, "vLLM: the CUDA graphs' memory (part of outside_bytes)")            \
+#define VF_ESTIMATE_FIELDS(X)                                                                           \
+    X(vf_mode, mode, "inference or training")                                                           \
+    X(vf_runtime, runtime, "the engine modelled")                                                       \
+    X(uint32_t, gpus, "devices the estimate spans")                                                     \
+    X(uint64_t, per_gpu_bytes, "what must fit on each device: the peak")                                \
+    X(uint64_t, total_bytes, "summed over all devices")                                                 \
+    X(uint64_t, weights, "component: weights")                                                          \
+    X(uint64_t, kv_cache, "component: KV cache and recurrent state")                                    \
+    X(uint64_t, activations, "component: activations and workspaces")                                   \
+    X(uint64_t, gradients, "component: gradients")                                                      \
+    X(uint64_t, optimizer, "component: optimizer states")                                               \
+    X(uint64_t, overhead, "component: the runtime's fixed costs")                                       \
+    X(uint64_t, host_bytes, "host memory per node (offload, llama.cpp layers on the CPU)")              \
+    X(uint64_t, context, "the context (tokens) resolved")                                               \
+    X(uint64_t, batch, "the batch (sequences) resolved")                                                \
+    X(uint64_t, kv_bytes_per_token, "KV bytes per token, whole model, one sequence")                    \
+    X(double, weight_bits, "bits per weight after re-pricing")                                          \
+    X(uint64_t, trainable_params, "parameters that train")                                              \
+    X(bool, starts, "false: the engine would refuse to start (vf_estimate_reason)")                     \
+    X(const char *, reason, "why it would not start, or \"\"")                                          \
+    X(uint64_t, kv_cache_tokens, "vLLM: tokens its KV pool holds")                                      \
+    X(double, max_concurrency, "vLLM: requests of the full context at once")                            \
+    X(uint64_t, rb_model, "llama.cpp: model buffers (summed over devices)")                             \
+    X(uint64_t, rb_context, "llama.cpp: context (KV) buffers")                                          \
+    X(uint64_t, rb_compute, "llama.cpp: compute buffers")                                               \
+    X(uint64_t, rb_output, "llama.cpp: output buffer")                                                  \
+    X(const char *, peak_phase, "training: the moment of the peak")                                     \
+    X(uint64_t, device_bytes, "what the device holds at the peak, as nvidia-smi shows the process")     \
+    X(uint64_t, allocated_bytes, "the allocator's allocated peak (max_memory_allocated)")               \
+    X(uint64_t, reserved_bytes, "its reserved peak (max_memory_reserved)")                              \
+    X(uint64_t, context_bytes, "the CUDA context with the kernels and libraries it loads")              \
+    X(uint64_t, outside_bytes, "other memory outside the allocator (non-torch, CUDA graphs)")           \
+    X(uint32_t, pp_stages, "vLLM pipeline stages (0 or 1: none); figures are the busiest rank's")       \
+    X(uint32_t, busiest_stage, "0-based: 0 holds the embeddings, the last the norm and head")           \
+    X(uint32_t, stage_first_layer, "the busiest stage's first block")                                   \
+    X(uint32_t, stage_end_layer, "one past its last block")                                             \
+    X(uint32_t, partial_nodes, "graphs: nodes whose output shapes could not be inferred")               \
+    X(uint64_t, cuda_graph_bytes, "vLLM: the CUDA graphs' memory (part of outside_bytes)")              \
     X(uint64_t, margin_bytes, "what a fit verdict keeps free beyond device_bytes")
 
 typedef struct vf_estimate vf_estimate;
@@ -904,23 +924,23 @@ VF_SIZE_PINNED(vf_fit_opts, 4096);
  * suggestions' draft_model / mmproj_model are the caller's, as given.
  * X(type, name, what it is): vf_fit_<name>(f) returns it.
  */
-#define VF_FIT_FIELDS(X)                                                                               \
-    X(bool, fits, "the estimate fits gpu_bytes with its margin")                                      \
-    X(uint64_t, gpu_bytes, "memory per device")                                                       \
-    X(uint64_t, needed_bytes, "per device: see vf_estimate_needed_bytes")                                  \
-    X(int64_t, headroom_bytes, "gpu_bytes - needed_bytes (negative: short by)")                       \
-    X(uint64_t, max_context, "longest context that fits, 0 if none")                                  \
-    X(bool, max_context_capped, "the model's own context limit was reached")                          \
-    X(uint64_t, max_batch, "largest batch that fits, 0 if none")                                      \
-    X(bool, max_batch_capped, "the search's batch limit was reached")                                 \
-    X(uint32_t, min_gpus, "fewest GPUs of this kind that fit, 0 if none up to the cap")               \
-    X(uint32_t, min_tp, "the tensor parallel size that makes min_gpus fit")                           \
-    X(uint32_t, min_pp, "its pipeline stages")                                                        \
-    X(uint32_t, min_dp, "its data-parallel ranks")                                                    \
-    X(int, min_zero, "training: the ZeRO stage min_gpus needs")                                       \
-    X(const char *, parallelism, "that layout in words: \"tensor parallel 2\", \"ZeRO-3 over 4 GPUs\"")    \
-    X(uint32_t, min_nodes, "machines min_gpus spans (gpus_per_node each)")                            \
-    X(uint32_t, gpus_per_node, "the node size the search used")                                       \
+#define VF_FIT_FIELDS(X)                                                                                \
+    X(bool, fits, "the estimate fits gpu_bytes with its margin")                                        \
+    X(uint64_t, gpu_bytes, "memory per device")                                                         \
+    X(uint64_t, needed_bytes, "per device: see vf_estimate_needed_bytes")                               \
+    X(int64_t, headroom_bytes, "gpu_bytes - needed_bytes (negative: short by)")                         \
+    X(uint64_t, max_context, "longest context that fits, 0 if none")                                    \
+    X(bool, max_context_capped, "the model's own context limit was reached")                            \
+    X(uint64_t, max_batch, "largest batch that fits, 0 if none")                                        \
+    X(bool, max_batch_capped, "the search's batch limit was reached")                                   \
+    X(uint32_t, min_gpus, "fewest GPUs of this kind that fit, 0 if none up to the cap")                 \
+    X(uint32_t, min_tp, "the tensor parallel size that makes min_gpus fit")                             \
+    X(uint32_t, min_pp, "its pipeline stages")                                                          \
+    X(uint32_t, min_dp, "its data-parallel ranks")                                                      \
+    X(int, min_zero, "training: the ZeRO stage min_gpus needs")                                         \
+    X(const char *, parallelism, "that layout in words: \"tensor parallel 2\", \"ZeRO-3 over 4 GPUs\"") \
+    X(uint32_t, min_nodes, "machines min_gpus spans (gpus_per_node each)")                              \
+    X(uint32_t, gpus_per_node, "the node size the search used")                                         \
     X(uint32_t, nodes, "machines the devices asked for span")
 
 typedef struct vf_fit vf_fit;
@@ -952,7 +972,8 @@ VF_API vf_status vf_fit_run(const vf_model *m, const vf_fit_opts *opts, vf_fit *
  * or, where that depends on the device (vLLM takes a share of whatever it
  * has), the smallest device memory on which it fits; 0 when none up to 16 TiB.
  */
-VF_API vf_status vf_estimate_needed_bytes(const vf_model *m, const vf_estimate_opts *o, uint64_t *needed, vf_error *err);
+VF_API vf_status vf_estimate_needed_bytes(const vf_model *m, const vf_estimate_opts *o, uint64_t *needed,
+                                          vf_error *err);
 
 /**
  * The knobs for n devices of a kind when only their count is given ("--gpu H100x2"),
@@ -1019,7 +1040,8 @@ VF_API bool vf_runtime_runs_on(vf_runtime r, const vf_gpu *g);
  * For every catalog GPU the runtime runs on, the fewest devices (and nodes)
  * that hold the model as opts->est asks, the layout, and the headroom per
  * device: the answer to "what do I need?" that `fit` without --gpu and the
- * web page show. opts->gpus_per_node (0 = each GPU's catalog node) applies; opts->gpu_bytes and opts->gpu are ignored. Rows that
+ * web page show. opts->gpus_per_node (0 = each GPU's catalog node) applies;
+ * opts->gpu_bytes and opts->gpu are ignored. Rows that
  * fit come first, by total device memory (smallest first), then the GPUs
  * that hold it at no count up to the search limit. *n_rows = rows written
  * (at most cap; vf_gpu_count() always suffices).
@@ -1032,7 +1054,12 @@ VF_API void vf_speed_bounds(const vf_model *m, const vf_estimate_opts *o, const 
                             const vf_gpu *gpu, uint32_t n, vf_speed *out);
 
 /* Launch configurations for existing engines. */
-typedef enum vf_engine { VF_ENGINE_VLLM = 0, VF_ENGINE_LLAMACPP = 1, VF_ENGINE_DEEPSPEED = 2, VF_ENGINE_ACCELERATE = 3 } vf_engine;
+typedef enum vf_engine {
+    VF_ENGINE_VLLM = 0,
+    VF_ENGINE_LLAMACPP = 1,
+    VF_ENGINE_DEEPSPEED = 2,
+    VF_ENGINE_ACCELERATE = 3
+} vf_engine;
 
 /** "vllm", "llamacpp" (also "llama.cpp"), "deepspeed", "accelerate". */
 VF_API vf_status vf_engine_parse(const char *s, vf_engine *out);
@@ -1236,20 +1263,20 @@ VF_SIZE_PINNED(vf_load_device, 512);
  * read with the accessors, freed with vf_load_result_free.
  * X(type, name, what it is): vf_load_result_<name>(r) returns it.
  */
-#define VF_LOAD_RESULT_FIELDS(X)                                                                       \
-    X(uint64_t, tensors, "tensors placed")                                                            \
-    X(uint64_t, bytes, "bytes streamed (the files' data sections, or the mapped tensors)")            \
-    X(uint64_t, tensor_bytes, "the model's tensor bytes: the estimate's weights figure")              \
-    X(double, seconds, "wall time of the run")                                                        \
-    X(double, gib_per_s, "bytes / seconds in GiB/s")                                                  \
-    X(uint64_t, peak_host_rss_bytes, "getrusage peak of this process")                                \
-    X(uint64_t, staging_bytes, "the ring actually allocated (0 when reads land in place)")            \
-    X(uint32_t, buffers, "ring slots")                                                                \
-    X(uint32_t, threads, "reader threads")                                                            \
-    X(bool, direct, "O_DIRECT was in effect")                                                         \
-    X(const char *, device, "opts.device, or \"map\" with a device map")                               \
-    X(uint64_t, device_bytes_used, "sum of (used after - used ready): what the load took")            \
-    X(uint64_t, device_context_bytes, "sum of (used ready - used before): the context's own cost")    \
+#define VF_LOAD_RESULT_FIELDS(X)                                                                        \
+    X(uint64_t, tensors, "tensors placed")                                                              \
+    X(uint64_t, bytes, "bytes streamed (the files' data sections, or the mapped tensors)")              \
+    X(uint64_t, tensor_bytes, "the model's tensor bytes: the estimate's weights figure")                \
+    X(double, seconds, "wall time of the run")                                                          \
+    X(double, gib_per_s, "bytes / seconds in GiB/s")                                                    \
+    X(uint64_t, peak_host_rss_bytes, "getrusage peak of this process")                                  \
+    X(uint64_t, staging_bytes, "the ring actually allocated (0 when reads land in place)")              \
+    X(uint32_t, buffers, "ring slots")                                                                  \
+    X(uint32_t, threads, "reader threads")                                                              \
+    X(bool, direct, "O_DIRECT was in effect")                                                           \
+    X(const char *, device, "opts.device, or \"map\" with a device map")                                \
+    X(uint64_t, device_bytes_used, "sum of (used after - used ready): what the load took")              \
+    X(uint64_t, device_context_bytes, "sum of (used ready - used before): the context's own cost")      \
     X(bool, verified, "the device copy was read back and matched")
 
 typedef struct vf_load_result vf_load_result;

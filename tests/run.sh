@@ -74,7 +74,7 @@ for s in tests/cli/*.sh tests/corrupt/run.sh; do
     f=$(grep -c '^FAIL ' "$log")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $s exited $rc"; fi
     case "$s" in
-    */test_docs.sh) # documentation checks, not test cases
+    */test_docs.sh | */test_examples.sh) # documentation checks, not test cases
         dpass=$((dpass + p))
         dfail=$((dfail + f))
         ;;

@@ -10,6 +10,8 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v cc >/dev/null 2>&1 || need="$need gcc"
 command -v make >/dev/null 2>&1 || need="$need make"
 command -v jq >/dev/null 2>&1 || need="$need jq"
+# the installed man page is rendered by man (tests/cli/test_install.sh)
+command -v man >/dev/null 2>&1 || need="$need man-db"
 # ONNX's own test models: the graph reader's tests read every one (skipped when absent)
 [ -d /usr/share/libonnx-testdata/data ] || need="$need libonnx-testdata"
 # the page's browser test: Debian's chromium, driven from node by playwright-core

@@ -1,7 +1,8 @@
 # The man page against the program: every command in 'vramfit --help' has a
 # ".B vramfit CMD" synopsis line, every long option a '--help' prints is in
 # the page, the page renders without warnings, and each EXAMPLES line that
-# needs no file, GPU or network runs and exits as its text says.
+# needs no file, GPU or network runs and exits as its text says; and
+# docs/accuracy.md is what bench/accuracy.sh --markdown prints now.
 . tests/cli/lib.sh
 MAN=docs/vramfit.1
 
@@ -69,3 +70,16 @@ while IFS='	' read -r line desc; do
     check "example $k: vramfit $args" "${want:-0}" "$VF" "$@"
 done <"$TMP/examples"
 if [ "$k" -ge 8 ]; then ok "examples found ($k)"; else fail "examples found" "only $k"; fi
+
+# docs/accuracy.md is what bench/accuracy.sh --markdown prints with this
+# build: the table cannot drift from the figures.
+if VF="$VF" sh bench/accuracy.sh --markdown >"$TMP/accuracy.md" 2>"$TMP/accuracy.err"; then
+    if cmp -s "$TMP/accuracy.md" docs/accuracy.md; then
+        ok "docs/accuracy.md is what bench/accuracy.sh --markdown prints"
+    else
+        fail "docs/accuracy.md is what bench/accuracy.sh --markdown prints" \
+            "it differs (regenerate: VF=build/vramfit sh bench/accuracy.sh --markdown >docs/accuracy.md): $(diff docs/accuracy.md "$TMP/accuracy.md" | head -n 6 | cut -c1-160)"
+    fi
+else
+    fail "bench/accuracy.sh --markdown" "exit $?: $(head -c 300 "$TMP/accuracy.err")"
+fi

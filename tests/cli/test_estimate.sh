@@ -89,7 +89,7 @@ check_out "estimate: speed bounds printed for a catalog GPU" 0 "Speed bounds (up
 check_json "estimate: no speed bounds for a bare size" 0 'has("speed_bounds") | not' \
     "$VF" estimate Qwen/Qwen3-8B --gpu 80GB --context 8192 --json
 
-# --gpu GxN without --tp/--pp (DESIGN.md §2): N devices that split one model —
+# --gpu GxN without --tp/--pp (docs/design.md §2): N devices that split one model —
 # vLLM tensor parallel N, llama.cpp a layer split over N, training N
 # data-parallel ranks. Each must equal the same split spelled out by hand.
 same_split() {

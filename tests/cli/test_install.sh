@@ -43,10 +43,24 @@ if ${CC:-cc} -o "$TMP/ts" "$TMP/t.c" $(pkg-config --cflags vramfit) "$root/opt/v
 else
     fail "program linked statically" "$(head -c 300 "$TMP/cc.err")"
 fi
-if MANWIDTH=80 man -l "$root/opt/vf/share/man/man1/vramfit.1" 2>/dev/null | grep -q 'EXIT STATUS'; then
-    ok "man page renders"
-elif ! command -v man >/dev/null 2>&1; then
-    ok "man page installed (no man here to render it)"
+# The installed page, as man finds and shows it: man (man-db, which
+# tools/deps.sh installs) must be here; its absence is a failure, not a pass.
+page=$root/opt/vf/share/man/man1/vramfit.1
+if ! command -v man >/dev/null 2>&1; then
+    fail "man page renders" "no man here (Debian: man-db; tools/deps.sh installs it)"
 else
-    fail "man page renders" "no EXIT STATUS section"
+    found=$(MANPATH="$root/opt/vf/share/man" man -w vramfit 2>&1)
+    if [ "$found" = "$page" ]; then ok "man -w vramfit finds the installed page"; else fail "man -w vramfit finds the installed page" "$found"; fi
+    MANPATH="$root/opt/vf/share/man" MANWIDTH=80 man vramfit >"$TMP/man.txt" 2>"$TMP/man.err"
+    missing=""
+    for h in NAME SYNOPSIS COMMANDS "EXIT STATUS" EXAMPLES; do
+        grep -q "^$h\$" "$TMP/man.txt" || missing="$missing '$h'"
+    done
+    if [ -s "$TMP/man.err" ]; then
+        fail "man page renders" "$(head -c 300 "$TMP/man.err")"
+    elif [ -n "$missing" ] || ! grep -q '^VRAMFIT(1) ' "$TMP/man.txt"; then
+        fail "man page renders" "no VRAMFIT(1) header or sections$missing"
+    else
+        ok "man page renders ($(wc -l <"$TMP/man.txt") lines, NAME to EXAMPLES)"
+    fi
 fi

@@ -54,7 +54,7 @@ check_json "onnx: training saved activations (README: 85,523,876 B at batch 1, i
     '.components.activations - (85523876 + 602112 + 8) | fabs < 85523876 * 0.03' \
     "$VF" estimate "$R50" --train --precision fp32 --runtime generic --json
 
-# refusals: one line, the DESIGN exit codes
+# refusals: one line, the exit codes of docs/design.md §2
 check_err "onnx: --input for a missing input" 2 "no input named" "$VF" estimate "$R18" --input nope=1x3x224x224
 check_err "onnx: --input against a fixed dim" 2 "dim 2 is 224" "$VF" estimate "$R18" --input input=1x3x100x224
 check_err "onnx: --input malformed" 2 "NAME=DIMS" "$VF" estimate "$R18" --input input

@@ -5,7 +5,7 @@ D=tests/data/oom
 MIB=1048576
 GIB=1073741824
 
-check_json "oom: a log file, DESIGN's fields" 0 \
+check_json "oom: a log file, the fields of docs/design.md §4" 0 \
     '.engine == "pytorch" and .kind == "cuda_oom" and .gpu == 0 and .phase == "backward" and .errors == 1
      and (.requested_bytes | type) == "number" and (.needed_bytes == null) and (.available_bytes == null)
      and (.max_context == null) and (.advice | length) >= 1 and has("total_bytes") and has("free_bytes")

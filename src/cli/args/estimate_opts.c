@@ -210,24 +210,26 @@ static int parse_vllm_opt(int c, const char *arg, vf_estimate_opts *o)
     }
 }
 
+/* "expected generic, transformers, vllm, llamacpp or litgpt": the library's list. */
+static const char *runtime_names(char *buf, size_t cap)
+{
+    size_t n = vf_runtime_count(), len = (size_t)snprintf(buf, cap, "expected ");
+    for (size_t i = 0; i < n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                                vf_runtime_name((vf_runtime)i));
+    return buf;
+}
+
 int vf_cli_parse_infer_opt(int c, const char *arg, vf_estimate_opts *o)
 {
     vf_infer_opts *io = &o->infer;
     uint64_t v;
     switch (c) {
     case VF_OPT_RUNTIME:
-        if (strcasecmp(arg, "generic") == 0)
-            o->runtime = VF_RUNTIME_GENERIC;
-        else if (strcasecmp(arg, "transformers") == 0 || strcasecmp(arg, "hf") == 0 || strcasecmp(arg, "pytorch") == 0)
-            o->runtime = VF_RUNTIME_TRANSFORMERS;
-        else if (strcasecmp(arg, "vllm") == 0)
-            o->runtime = VF_RUNTIME_VLLM;
-        else if (strcasecmp(arg, "llamacpp") == 0 || strcasecmp(arg, "llama.cpp") == 0)
-            o->runtime = VF_RUNTIME_LLAMACPP;
-        else if (strcasecmp(arg, "litgpt") == 0)
-            o->runtime = VF_RUNTIME_LITGPT;
-        else
-            return vf_cli_opt_bad("runtime", arg, "expected generic, transformers, vllm, llamacpp or litgpt");
+        if (vf_runtime_parse(arg, &o->runtime) != VF_OK) {
+            char names[160];
+            return vf_cli_opt_bad("runtime", arg, runtime_names(names, sizeof names));
+        }
         return 1;
     case VF_OPT_WEIGHTS:
         if (!vf_weights_format_valid(arg))

@@ -63,15 +63,51 @@ static double weight_bits(const advisor *a)
     return t.params ? 8.0 * (double)t.bytes / (double)t.params : 16.0;
 }
 
-static void weights(advisor *a, const char *w, double bits, int cost, const char *detail)
+
+/* The inference changes the advice offers per engine, in cost order: one
+ * table that the single suggestions and the combined plan both read. bits is
+ * what the format stores per weight with its scales (Q8_0 8.5, Q4_K 4.5,
+ * AWQ 4.25 at group 128, NF4 4.13 with double quantization, fp8 and int8 8). */
+typedef struct weight_step {
+    const char *format, *flag, *detail;
+    double bits;
+    int cost;
+} weight_step;
+
+typedef struct engine_ladder {
+    const char *kv, *kv_flag, *kv_detail; /* a quantized KV cache */
+    weight_step w[2];                     /* an 8-bit, then a 4-bit weight format */
+} engine_ladder;
+
+enum { LADDER_LLAMACPP, LADDER_VLLM, LADDER_TORCH };
+static const engine_ladder ladders[] = {
+    [LADDER_LLAMACPP] = {"q8_0", "--kv q8_0 --flash-attn on", "KV cache at 8.5 bits: half the cache, a small quality effect",
+                         {{"q8_0", "--weights q8_0", "Q8_0 weights: close to the 16-bit model", 8.5, COST_QUALITY},
+                          {"q4_k", "--weights q4_k", "Q4_K weights: a visible quality loss, larger on small models", 4.5,
+                           COST_METHOD}}},
+    [LADDER_VLLM] = {"fp8", "--kv fp8",
+                     "KV cache in fp8: half the cache, a small quality effect; fast on Ada/Hopper and newer",
+                     {{"fp8", "--weights fp8", "fp8 weights: close to the 16-bit model; fast on Ada/Hopper and newer", 8,
+                       COST_QUALITY},
+                      {"awq", "--weights awq", "4-bit AWQ weights: a quality loss, needs an AWQ checkpoint of the model",
+                       4.25, COST_METHOD}}},
+    [LADDER_TORCH] = {"fp8", "--kv fp8",
+                      "KV cache in fp8: half the cache, a small quality effect; fast on Ada/Hopper and newer",
+                      {{"int8", "--weights int8", "bitsandbytes int8: close to 16-bit quality, slower matmuls", 8,
+                        COST_QUALITY},
+                       {"nf4", "--weights nf4", "bitsandbytes 4-bit NF4: a quality loss, slower matmuls", 4.13,
+                        COST_METHOD}}},
+};
+
+static const engine_ladder *ladder_of(const vf_estimate_opts *o)
 {
-    /* only formats clearly smaller than the weights are now (Q4_K_M is not re-priced to Q4_K) */
-    if (weight_bits(a) <= bits * 1.2)
-        return;
-    vf_estimate_opts o = *a->base;
-    snprintf(o.weights, sizeof o.weights, "%s", w);
-    addf(a, &o, cost, detail, "--weights %s", w);
+    return &ladders[o->runtime == VF_RUNTIME_LLAMACPP ? LADDER_LLAMACPP
+                    : o->runtime == VF_RUNTIME_VLLM   ? LADDER_VLLM
+                                                      : LADDER_TORCH];
 }
+
+/* Only formats clearly smaller than the weights are now (Q4_K_M is not re-priced to Q4_K). */
+static bool weights_shrink(const advisor *a, const weight_step *w) { return weight_bits(a) > w->bits * 1.2; }
 
 static bool kv_is_16bit(const vf_estimate_opts *o)
 {
@@ -98,18 +134,13 @@ static void advise_inference(advisor *a)
         add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "--attn flash",
             "no quality change; needs flash-attn kernels for the GPU (Ampere or newer)");
     }
+    const engine_ladder *L = ladder_of(b);
     if (kv_is_16bit(b)) {
         o = *b;
-        if (llama) {
-            snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "q8_0");
+        snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "%s", L->kv);
+        if (llama)
             o.infer.flash_attn = 1; /* a quantized V cache needs flash attention in llama.cpp */
-            add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--kv q8_0 --flash-attn on",
-                "KV cache at 8.5 bits: half the cache, a small quality effect");
-        } else {
-            snprintf(o.infer.kv_dtype, sizeof o.infer.kv_dtype, "fp8");
-            add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--kv fp8",
-                "KV cache in fp8: half the cache, a small quality effect; fast on Ada/Hopper and newer");
-        }
+        add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, L->kv_flag, L->kv_detail);
     }
     if (f->max_batch >= 1 && f->max_batch < f->est.batch) {
         o = *b;
@@ -123,16 +154,12 @@ static void advise_inference(advisor *a)
         addf(a, &o, COST_QUALITY, "longer prompts and answers are refused or cut", "--context %llu",
              (unsigned long long)f->max_context);
     }
-    if (llama) {
-        weights(a, "q8_0", 8.5, COST_QUALITY, "Q8_0 weights: close to the 16-bit model");
-        weights(a, "q4_k", 4.5, COST_METHOD, "Q4_K weights: a visible quality loss, larger on small models");
-    } else if (vllm) {
-        weights(a, "fp8", 8, COST_QUALITY, "fp8 weights: close to the 16-bit model; fast on Ada/Hopper and newer");
-        weights(a, "awq", 4.25, COST_METHOD, "4-bit AWQ weights: a quality loss, needs an AWQ checkpoint of the model");
-    } else {
-        weights(a, "int8", 8, COST_QUALITY, "bitsandbytes int8: close to 16-bit quality, slower matmuls");
-        weights(a, "nf4", 4.13, COST_METHOD, "bitsandbytes 4-bit NF4: a quality loss, slower matmuls");
-    }
+    for (size_t i = 0; i < 2; i++)
+        if (weights_shrink(a, &L->w[i])) {
+            o = *b;
+            snprintf(o.weights, sizeof o.weights, "%s", L->w[i].format);
+            add(a, &o, a->opts->gpu_bytes, a->n, L->w[i].cost, L->w[i].flag, L->w[i].detail);
+        }
     if (llama) {
         /* partial offload: the most layers that still fit */
         const vf_hparams *hp = vf_model_hparams(a->c->m);
@@ -260,21 +287,18 @@ static step apply_step(const advisor *a, int k, vf_estimate_opts *o)
             break;
         case 1:
             if (kv_is_16bit(o)) {
-                snprintf(o->infer.kv_dtype, sizeof o->infer.kv_dtype, "%s", llama ? "q8_0" : "fp8");
+                snprintf(o->infer.kv_dtype, sizeof o->infer.kv_dtype, "%s", ladder_of(o)->kv);
                 if (llama)
                     o->infer.flash_attn = 1;
-                st = (step){COST_SMALL, llama ? "--kv q8_0 --flash-attn on" : "--kv fp8"};
+                st = (step){COST_SMALL, ladder_of(o)->kv_flag};
             }
             break;
         case 2:
         case 3: {
-            const char *w = k == 2 ? (llama ? "q8_0" : vllm ? "fp8" : "int8") : (llama ? "q4_k" : vllm ? "awq" : "nf4");
-            double bits = k == 2 ? 8.5 : 4.5;
-            if (weight_bits(a) > bits * 1.2) {
-                snprintf(o->weights, sizeof o->weights, "%s", w);
-                st = (step){k == 2 ? COST_QUALITY : COST_METHOD,
-                            k == 2 ? (llama ? "--weights q8_0" : vllm ? "--weights fp8" : "--weights int8")
-                                   : (llama ? "--weights q4_k" : vllm ? "--weights awq" : "--weights nf4")};
+            const weight_step *w = &ladder_of(o)->w[k - 2];
+            if (weights_shrink(a, w)) {
+                snprintf(o->weights, sizeof o->weights, "%s", w->format);
+                st = (step){w->cost, w->flag};
             }
             break;
         }

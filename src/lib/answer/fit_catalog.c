@@ -1,4 +1,4 @@
-/* catalog_out.c — "what do I need to run this?": for every catalog GPU the
+/* fit_catalog.c — "what do I need to run this?": for every catalog GPU the
  * fewest devices (and machines) that hold the model as asked, with the
  * layout and the headroom on its busiest rank, ordered by the total device
  * memory they add up to. fit without --gpu and the web page show this. */
@@ -8,12 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-bool vf_runtime_runs_on(vf_runtime r, const vf_gpu *g)
-{
-    /* vLLM runs on CUDA and ROCm devices, not on Apple's Metal */
-    return g && !(r == VF_RUNTIME_VLLM && g->vendor && !strcmp(g->vendor, "apple"));
-}
 
 /* One GPU's row: the fewest-device layout, then what its busiest rank needs
  * (the smallest device it fits on, for engines that size a cache from the

@@ -37,7 +37,7 @@ int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, u
     if (st != VF_OK)
         return -(int)st;
     c->runs++;
-    /* the decision quantity: what the device holds (docs/design.md §2) and the
+    /* the decision quantity: what the device holds (docs/design.md §3) and the
      * margin the runtime's mechanism keeps free beside it; an estimator that
      * does not fill device_bytes (a stub) is taken at per_gpu_bytes */
     uint64_t dev = c->scratch->device_bytes ? c->scratch->device_bytes : c->scratch->per_gpu_bytes;

@@ -1,6 +1,8 @@
-/* model.h — what libvramfit's modules share and users do not see. */
-#ifndef VF_INTERNAL_H
-#define VF_INTERNAL_H
+/* base.h — what every stage of libvramfit shares and users do not see:
+ * errors, checked and saturating arithmetic, bounded file reads, JSON and
+ * config keys, the embedded data files. */
+#ifndef VF_BASE_H
+#define VF_BASE_H
 
 #include "vramfit.h"
 

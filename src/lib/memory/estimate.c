@@ -18,23 +18,6 @@ void vf_estimate_opts_init(vf_estimate_opts *o)
     o->train.precision = VF_PREC_BF16_MIXED;
 }
 
-const char *vf_runtime_name(vf_runtime r)
-{
-    switch (r) {
-    case VF_RUNTIME_TRANSFORMERS:
-        return "transformers";
-    case VF_RUNTIME_VLLM:
-        return "vllm";
-    case VF_RUNTIME_LLAMACPP:
-        return "llamacpp";
-    case VF_RUNTIME_LITGPT:
-        return "litgpt";
-    case VF_RUNTIME_GENERIC:
-        break;
-    }
-    return "generic";
-}
-
 /*
  * The margin a fit verdict keeps where the estimator set none: vLLM keeps its
  * own (the 1 - gpu_memory_utilization it never budgets); llama.cpp's is set
@@ -49,7 +32,7 @@ static void margin_default(const vf_estimate_opts *o, vf_estimate *e)
         vf__assume(e, "margin = %.0f MiB free kept by fit: as given (--margin)", (double)o->margin / (1 << 20));
         return;
     }
-    bool torch = o->mode == VF_MODE_TRAINING || (o->runtime != VF_RUNTIME_VLLM && o->runtime != VF_RUNTIME_LLAMACPP);
+    bool torch = o->mode == VF_MODE_TRAINING || vf__runtime_of(o->runtime)->allocator_margin;
     if (!torch && o->runtime == VF_RUNTIME_VLLM && o->gpu_bytes) {
         double u = o->infer.gpu_util > 0 ? o->infer.gpu_util : 0.9;
         vf__assume(e, "margin = none added by fit: vLLM itself leaves %.2f GiB (1 - gpu_memory_utilization) of "

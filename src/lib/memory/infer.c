@@ -33,41 +33,19 @@ vf_status vf__infer_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         return vf__err(err, VF_EINVAL, "", "a token or sequence count above 2^32");
     if (o->tp > 4096 || o->pp > 4096)
         return vf__err(err, VF_EINVAL, "--tp", "too many devices");
-    /* Hyper-parameters come from files: beyond these no model exists, and
-     * the per-layer loops and products stay bounded. */
-    const vf_hparams *hp = vf_model_hparams(m);
-    if (hp->n_layers > (1u << 16) || hp->hidden_size > ((uint64_t)1 << 24) || hp->vocab_size > ((uint64_t)1 << 30) ||
-        hp->n_heads > (1u << 20) || hp->n_kv_heads > (1u << 20) || hp->head_dim > (1u << 20) ||
-        hp->v_head_dim > (1u << 20) || hp->intermediate_size > ((uint64_t)1 << 30) ||
-        hp->moe_intermediate_size > ((uint64_t)1 << 30) || hp->kv_lora_rank > (1u << 20) ||
-        hp->qk_rope_head_dim > (1u << 20) || hp->qk_nope_head_dim > (1u << 20) || hp->n_experts > (1u << 20))
-        return vf__err(err, VF_ERANGE, vf_model_source(m), "implausible hyper-parameters (layers, sizes or heads)");
+    vf_status hs = vf__hparams_check(vf_model_hparams(m), vf_model_source(m), err);
+    if (hs != VF_OK)
+        return hs;
     out->mode = VF_MODE_INFERENCE;
     out->runtime = o->runtime;
     out->starts = true;
-    vf_status st;
-    switch (o->runtime) {
-    case VF_RUNTIME_TRANSFORMERS:
-        st = vf__infer_transformers(m, o, out, err);
-        break;
-    case VF_RUNTIME_VLLM:
-        st = vf__infer_vllm(m, o, out, err);
-        break;
-    case VF_RUNTIME_LLAMACPP:
-        st = vf__infer_llamacpp(m, o, out, err);
-        break;
-    case VF_RUNTIME_LITGPT:
-        st = vf__infer_litgpt(m, o, out, err);
-        break;
-    default:
-        st = vf__infer_generic(m, o, out, err);
-        break;
-    }
-    if (st == VF_OK && o->runtime != VF_RUNTIME_VLLM) { /* vLLM sizes them before its pool */
+    const vf__runtime *rt = vf__runtime_of(o->runtime);
+    vf_status st = rt->infer(m, o, out, err);
+    if (st == VF_OK && !rt->sizes_extras) {
         vf__extras x;
-        st = vf__extras_get(m, o, o->runtime == VF_RUNTIME_LLAMACPP || !o->tp ? 1 : o->tp, &x, out, err);
+        st = vf__extras_get(m, o, rt->extras_on_first_gpu || !o->tp ? 1 : o->tp, &x, out, err);
         if (st == VF_OK)
-            vf__extras_apply(out, &x, o->runtime == VF_RUNTIME_LLAMACPP);
+            vf__extras_apply(out, &x, rt->extras_on_first_gpu);
     }
     if (st == VF_OK)
         note_model(m, out);

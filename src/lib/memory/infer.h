@@ -227,6 +227,21 @@ VF_HIDDEN uint64_t vf__vllm_graph_layer_bytes(const vf_hparams *hp);
 VF_HIDDEN uint64_t vf__vllm_fwd_bytes(const vf_hparams *hp, uint64_t tokens, uint32_t tp, uint64_t a);
 
 /* ---- runtime profiles ---- */
+/* An engine the memory model prices (runtimes.c: one row each). */
+#define VF__RUNTIME_ALIASES 2
+typedef struct vf__runtime {
+    vf_runtime id;
+    const char *name;                           /* as --runtime spells it and JSON prints it */
+    const char *aliases[VF__RUNTIME_ALIASES];   /* other spellings --runtime takes */
+    vf_status (*infer)(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
+    bool allocator_margin;    /* fit keeps one PyTorch allocator segment free (its own margin otherwise) */
+    bool sizes_extras;        /* sizes the serving extras itself, before its KV pool (vLLM) */
+    bool extras_on_first_gpu; /* the extras sit on the first device of a layer split (llama.cpp) */
+    bool metal;               /* has an Apple Metal backend */
+} vf__runtime;
+/* The row of r (the plain sum's for a value no row has). */
+VF_HIDDEN const vf__runtime *vf__runtime_of(vf_runtime r);
+
 VF_HIDDEN vf_status vf__infer_generic(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);
 VF_HIDDEN vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e,
                                            vf_error *err);

@@ -43,7 +43,7 @@ struct vf_estimate {
     size_t n_explain;
     char explain[VF_MAX_NOTES][VF_NOTE_LEN];
     /* What the device holds at the peak, per GPU, as nvidia-smi shows the
-     * process (docs/design.md §2): the allocator's reserved peak + the CUDA context
+     * process (docs/design.md §3): the allocator's reserved peak + the CUDA context
      * + memory outside the allocator. fit decides on device_bytes. */
     uint64_t device_bytes;
     uint64_t allocated_bytes;  /* the allocator's allocated peak (torch.cuda.max_memory_allocated) */

@@ -65,6 +65,7 @@ typedef struct vf__gvalue {
     uint32_t producer;            /* node, VF_GRAPH_NONE for graph inputs and initializers */
     uint32_t tensor;              /* initializer: model tensor index, else VF_GRAPH_NONE */
     bool is_input, is_output, declared;
+    bool buffer;                  /* an initializer or Identity copy the module holds as a buffer */
     vf__gconst *konst;            /* known contents */
 } vf__gvalue;
 
@@ -85,6 +86,8 @@ typedef struct vf__graph {
     char *next;
     size_t aliases;               /* Identity copies of initializers (deduplicated by the exporter) */
     uint64_t alias_elements, alias_bytes;
+    size_t alias_params;          /* of the copies, those that are trained parameters (not buffers) */
+    uint64_t alias_param_elements;
     uint64_t inline_bytes, external_bytes;
     const char **ops;             /* operator histogram, most frequent first */
     size_t *op_nodes, n_ops;

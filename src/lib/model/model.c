@@ -1,5 +1,7 @@
 /* model.c — the model description every reader fills: tensors, files, warnings, totals. */
 #include "model/model.h"
+
+#include <pthread.h>
 #include "model/graph.h"
 
 #include <ctype.h>
@@ -175,41 +177,74 @@ uint64_t vf_model_stored_elements(const vf_model *m)
     return s;
 }
 
+/* The table's own lock: owners of different memos set slots concurrently. */
+static pthread_mutex_t memo_table_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void *vf__model_memo(const vf_model *m, const void *key)
 {
-    for (size_t i = 0; m && i < VF_MODEL_MEMOS; i++)
+    void *p = NULL;
+    pthread_mutex_lock(&memo_table_lock);
+    for (size_t i = 0; m && i < VF_MODEL_MEMOS && !p; i++)
         if (m->memos[i].key == key)
-            return m->memos[i].ptr;
-    return NULL;
+            p = m->memos[i].ptr;
+    pthread_mutex_unlock(&memo_table_lock);
+    return p;
 }
 
 bool vf__model_memo_set(const vf_model *m, const void *key, void *ptr, void (*free_fn)(void *))
 {
     vf_model *mm = (vf_model *)m; /* a memo is not part of the model's value */
-    for (size_t i = 0; i < VF_MODEL_MEMOS; i++)
+    bool set = false;
+    pthread_mutex_lock(&memo_table_lock);
+    for (size_t i = 0; i < VF_MODEL_MEMOS && !set; i++)
         if (mm->memos[i].key == key || !mm->memos[i].key) {
             mm->memos[i] = (vf__memo){.key = key, .ptr = ptr, .free = free_fn};
-            return true;
+            set = true;
         }
-    return false;
+    pthread_mutex_unlock(&memo_table_lock);
+    return set;
+}
+
+/* Per-dtype sums, one pass over the tensors the first time they are asked
+ * (inspect asks for every dtype): a memo on the model. Index
+ * VF_DTYPE_COUNT holds the types this build does not know. */
+typedef struct dtype_sums {
+    uint64_t params[VF_DTYPE_COUNT + 1], bytes[VF_DTYPE_COUNT + 1];
+} dtype_sums;
+
+static const char sums_key = 0;
+static pthread_mutex_t sums_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static dtype_sums *sums_build(const vf_model *m)
+{
+    dtype_sums *d = calloc(1, sizeof *d);
+    for (size_t i = 0; d && i < m->n_tensors; i++) {
+        const vf_tensor *x = &m->tensors[i];
+        size_t k = (unsigned)x->dtype < VF_DTYPE_COUNT ? (size_t)x->dtype : VF_DTYPE_COUNT;
+        d->bytes[k] += x->n_bytes;
+        if (!(x->flags & VF_TENSOR_NOT_PARAM))
+            d->params[k] += x->n_params;
+    }
+    return d;
 }
 
 void vf_model_dtype_totals(const vf_model *m, vf_dtype dt, uint64_t *params, uint64_t *bytes)
 {
-    uint64_t p = 0, b = 0;
-    bool unknown = (unsigned)dt >= VF_DTYPE_COUNT;
-    for (size_t i = 0; m && i < m->n_tensors; i++) {
-        const vf_tensor *x = &m->tensors[i];
-        if (unknown ? (unsigned)x->dtype < VF_DTYPE_COUNT : x->dtype != dt)
-            continue;
-        b += x->n_bytes;
-        if (!(x->flags & VF_TENSOR_NOT_PARAM))
-            p += x->n_params;
+    const dtype_sums *d = NULL;
+    if (m) {
+        pthread_mutex_lock(&sums_lock);
+        d = vf__model_memo(m, &sums_key);
+        if (!d && (d = sums_build(m)) && !vf__model_memo_set(m, &sums_key, (void *)d, free)) {
+            free((void *)d);
+            d = NULL;
+        }
+        pthread_mutex_unlock(&sums_lock);
     }
+    size_t k = (unsigned)dt < VF_DTYPE_COUNT ? (size_t)dt : VF_DTYPE_COUNT;
     if (params)
-        *params = p;
+        *params = d ? d->params[k] : 0;
     if (bytes)
-        *bytes = b;
+        *bytes = d ? d->bytes[k] : 0;
 }
 
 void vf_model_totals_get(const vf_model *m, vf_model_totals *t)

@@ -54,8 +54,12 @@ VF_HIDDEN void vf__model_classify(vf_model *m);
 
 VF_HIDDEN void vf__hparams_free(vf_hparams *hp);
 
-/* The memo kept under key, or NULL. The owner orders reads and writes with
- * its own lock: the model is const to every stage after the readers. */
+/* VF_ERANGE when a hyper-parameter is past what any model has (hparams_check.c). */
+VF_HIDDEN vf_status vf__hparams_check(const vf_hparams *hp, const char *source, vf_error *err);
+
+/* The memo kept under key, or NULL. The table has its own lock; an owner
+ * orders its own read-build-set with its lock: the model is const to every
+ * stage after the readers. */
 VF_HIDDEN void *vf__model_memo(const vf_model *m, const void *key);
 /* Keeps ptr under key (replacing what was there, which the owner has linked
  * into ptr or freed); false when every slot holds another owner's memo. */

@@ -933,38 +933,56 @@ static vf_status parse_model(rd *r, vf__pb *p)
 
 /* Identity nodes that copy an initializer: the exporter kept one tensor for
  * several equal ones (onnx's deduplication; with trained weights they would
- * be distinct), so their bytes are counted apart. BatchNormalization's
- * running mean and variance (inputs 3 and 4) are buffers, not parameters,
- * unless something else reads the same tensor. */
+ * be distinct), so their bytes are counted apart. Each initializer and each
+ * copy is one tensor of the module, named by its own value: one read only as
+ * BatchNormalization's running mean or variance (inputs 3 and 4) is a
+ * buffer, with no gradient and no optimizer state (nn.BatchNorm2d registers
+ * running_mean and running_var with register_buffer), whatever the tensor it
+ * was deduplicated with is. */
+static bool alias_source(const vf__graph *g, const vf__gnode *n, uint32_t *src)
+{
+    if (strcmp(n->op, "Identity") || n->n_in != 1 || n->n_out != 1 || n->out[0] == VF_GRAPH_NONE)
+        return false;
+    *src = vf__graph_init_behind(g, n->in[0]);
+    return *src != VF_GRAPH_NONE;
+}
+
 static void finish_tensors(rd *r)
 {
     vf__graph *g = r->g;
-    uint8_t *use = calloc(r->m->n_tensors + 1, 1); /* 1: stats only, 2: other use */
-    for (size_t i = 0; i < g->n_node; i++) {
+    uint8_t *use = calloc(g->n_v + 1, 1); /* per value: 1 stats only, 2 other use */
+    for (size_t i = 0; use && i < g->n_node; i++) {
         const vf__gnode *n = &g->node[i];
-        bool ident = !strcmp(n->op, "Identity");
+        uint32_t src;
+        if (alias_source(g, n, &src))
+            continue; /* a copy made, not a use */
         bool bn = !strcmp(n->op, "BatchNormalization");
-        if (ident && n->n_in == 1 && n->n_out == 1) {
-            uint32_t src = vf__graph_init_behind(g, n->in[0]);
-            if (src != VF_GRAPH_NONE) {
-                const vf_tensor *t = &r->m->tensors[g->v[src].tensor];
-                g->aliases++;
-                g->alias_elements += t->n_elements;
-                g->alias_bytes += t->n_bytes;
-                continue;
-            }
-        }
-        for (uint32_t k = 0; use && k < n->n_in; k++) {
-            uint32_t src = vf__graph_init_behind(g, n->in[k]);
-            if (src == VF_GRAPH_NONE)
-                continue;
-            uint32_t ti = g->v[src].tensor;
-            use[ti] = bn && (k == 3 || k == 4) && use[ti] != 2 ? 1 : 2;
+        for (uint32_t k = 0; k < n->n_in; k++) {
+            uint32_t x = n->in[k];
+            if (x != VF_GRAPH_NONE && vf__graph_init_behind(g, x) != VF_GRAPH_NONE)
+                use[x] = bn && (k == 3 || k == 4) && use[x] != 2 ? 1 : 2;
         }
     }
-    for (size_t i = 0; use && i < r->m->n_tensors; i++)
-        if (use[i] == 1)
-            r->m->tensors[i].flags |= VF_TENSOR_NOT_PARAM;
+    for (size_t i = 0; i < g->n_node; i++) {
+        uint32_t src;
+        if (!alias_source(g, &g->node[i], &src))
+            continue;
+        const vf_tensor *t = &r->m->tensors[g->v[src].tensor];
+        uint32_t o = g->node[i].out[0];
+        g->aliases++;
+        g->alias_elements += t->n_elements;
+        g->alias_bytes += t->n_bytes;
+        g->v[o].buffer = use && use[o] == 1;
+        if (!g->v[o].buffer && !(t->flags & VF_TENSOR_NOT_PARAM) && vf__onnx_is_float(g->v[src].elem)) {
+            g->alias_params++;
+            g->alias_param_elements += t->n_elements;
+        }
+    }
+    for (size_t i = 0; use && i < g->n_v; i++)
+        if (use[i] == 1 && g->v[i].tensor != VF_GRAPH_NONE) {
+            r->m->tensors[g->v[i].tensor].flags |= VF_TENSOR_NOT_PARAM;
+            g->v[i].buffer = true;
+        }
     free(use);
 }
 

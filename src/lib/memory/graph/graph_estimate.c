@@ -93,6 +93,20 @@ static uint64_t weight_bytes(const vf_model *m)
     return b;
 }
 
+/* The decomposed operators priced as the one PyTorch operator each is;
+ * every other node is priced alone. */
+static void fused_notes(vf_estimate *e, const vf__fuse *f)
+{
+    char b[VF_NOTE_LEN] = "";
+    size_t len = 0;
+    for (uint8_t k = 1; k < VF_FUSE_KINDS && len < sizeof b; k++)
+        if (f->count[k])
+            len += (size_t)snprintf(b + len, sizeof b - len, "%s%s x%zu", len ? ", " : "", vf__fuse_name(k),
+                                    f->count[k]);
+    if (len)
+        vf__assume(e, "decomposed operators = %s, each priced as one PyTorch operator; other nodes alone", b);
+}
+
 static void common_notes(const vf_model *m, vf_estimate *e, const vf__shapes *s, const vf__live *L)
 {
     vf__assume(e, "batch = %llu (symbolic axis 0 of the graph inputs)", (unsigned long long)s->batch);
@@ -102,6 +116,7 @@ static void common_notes(const vf_model *m, vf_estimate *e, const vf__shapes *s,
     if (m->graph->aliases)
         vf__assume(e, "identity aliases = %zu copies of initializers counted as weights (%llu bytes)",
                    m->graph->aliases, (unsigned long long)m->graph->alias_bytes);
+    fused_notes(e, &L->fu);
 }
 
 static vf_status infer_graph(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
@@ -162,6 +177,28 @@ static void precision(const vf_train_opts *t, vf__tcfg *c, uint32_t *act_num)
     *act_num = c->act;
 }
 
+/* The optimizer's state for each Identity copy that is a parameter: one
+ * tensor of torch.optim's per-parameter state each (AdamW's step tensor
+ * included). */
+static uint64_t alias_states(const vf_model *m, vf_optimizer opt, const vf__tcfg *c)
+{
+    const vf__graph *g = m->graph;
+    uint64_t b = 0;
+    for (size_t i = 0; g->alias_params && i < g->n_node; i++) {
+        const vf__gnode *n = &g->node[i];
+        if (strcmp(n->op, "Identity") || n->n_in != 1 || n->n_out != 1 || n->out[0] == VF_GRAPH_NONE ||
+            g->v[n->out[0]].buffer)
+            continue;
+        uint32_t src = vf__graph_init_behind(g, n->in[0]);
+        if (src == VF_GRAPH_NONE)
+            continue;
+        const vf_tensor *x = &m->tensors[g->v[src].tensor];
+        if (!(x->flags & VF_TENSOR_NOT_PARAM) || vf__onnx_is_float(g->v[src].elem))
+            b += vf__optim_state_bytes(opt, c, x->shape, x->n_dims, x->n_elements);
+    }
+    return b;
+}
+
 static const char *const phase_name[] = {"forward", "backward", "optimizer step"};
 
 static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
@@ -190,10 +227,11 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
         vf__shapes_free(&s);
         return vf__err(err, VF_ENOMEM, m->source, "out of memory");
     }
-    /* the exporter's Identity copies are parameters of the module too */
-    uint64_t alias_el = m->graph->alias_elements;
-    uint64_t alias_state = alias_el ? vf__optim_state_bytes(t->optimizer, &c, &alias_el, 1, alias_el) : 0;
-    e->weights = ts.weight_bytes + ts.buffer_bytes + alias_el * c.w_bytes;
+    /* the exporter's Identity copies are parameters (or buffers) of the module too */
+    uint64_t alias_el = m->graph->alias_param_elements;
+    uint64_t alias_state = alias_states(m, t->optimizer, &c);
+    uint64_t alias_buf = (m->graph->alias_elements - alias_el) * c.w_bytes;
+    e->weights = ts.weight_bytes + ts.buffer_bytes + alias_el * c.w_bytes + alias_buf;
     e->gradients = ts.grad_bytes + alias_el * c.g_bytes;
     e->optimizer = ts.state_bytes + ts.master_bytes + alias_state;
     e->trainable_params = ts.trainable + alias_el;

@@ -3,10 +3,13 @@
  * generic): each tensor lives from the node that makes it to its last
  * reader, with what eager execution adds to that ideal (docs/memory-model.md,
  * "Networks by their graph"):
- *  - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) share their
- *    input's storage; activations torchvision runs in place (ReLU, ReLU6 =
- *    Clip, LeakyReLU, Hardswish, Hardsigmoid, ELU) write into an input that
- *    dies at that node; SiLU exported as Sigmoid + Mul is one in-place op;
+ *  - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose,
+ *    Slice, Split, Gather of one index) share their input's storage, a
+ *    reshape of a strided view copies; activations torchvision runs in place
+ *    (ReLU, ReLU6 = Clip, LeakyReLU, Hardswish, Hardsigmoid, ELU, SiLU) and a
+ *    linear's bias write into an input that dies at that node; operators the
+ *    exporter decomposed (graph_fuse.c) make one tensor;
+ *  - a module's Python locals live until it returns (hold_locals);
  *  - the graph inputs stay alive for the whole forward: the caller holds them;
  *  - a module's arguments stay alive until the module returns (its caller
  *    holds them): read from the scoped node names torch >= 2.0 writes
@@ -28,7 +31,7 @@ static bool is_op(const vf__gnode *n, const char *op) { return !strcmp(n->op, op
 bool vf__graph_is_view(const vf__gnode *n)
 {
     return is_op(n, "Reshape") || is_op(n, "Flatten") || is_op(n, "Squeeze") || is_op(n, "Unsqueeze") ||
-           is_op(n, "Identity");
+           is_op(n, "Identity") || is_op(n, "Transpose");
 }
 
 static bool inplace_op(const vf__gnode *n)
@@ -64,10 +67,15 @@ static void readers(const vf__graph *g, const vf__shapes *s, vf__live *L)
  * scope S but made outside it lives until S's last node. */
 static bool scoped(const vf__graph *g)
 {
-    size_t with = 0;
-    for (size_t i = 0; i < g->n_node; i++)
-        with += g->node[i].name[0] == '/' && strchr(g->node[i].name + 1, '/');
-    return g->n_node && with * 2 > g->n_node;
+    size_t with = 0, ops = 0;
+    for (size_t i = 0; i < g->n_node; i++) {
+        const vf__gnode *n = &g->node[i];
+        if (is_op(n, "Identity") || is_op(n, "Constant"))
+            continue; /* the exporter's copies of initializers and constants carry no scope */
+        ops++;
+        with += n->name[0] == '/' && strchr(n->name + 1, '/');
+    }
+    return ops && with * 2 > ops;
 }
 
 static uint64_t prefix_hash(const char *s, size_t n)
@@ -91,6 +99,92 @@ static uint32_t *scope_slot(scope_tab *t, uint64_t h)
         k = (k + 1) & (t->cap - 1);
     t->key[k] = h;
     return &t->last[k];
+}
+
+/* Length of a node name's module part ("/a/b/Conv" -> "/a/b"). */
+static size_t dir_len(const char *nm)
+{
+    const char *q = strrchr(nm, '/');
+    return q ? (size_t)(q - nm) : 0;
+}
+
+/* Common prefix of a and b, cut at a module boundary, at most n. */
+static size_t common_dir(const char *a, const char *b, size_t n)
+{
+    size_t k = 0, last = 0;
+    while (k < n && a[k] && a[k] == b[k]) {
+        k++;
+        if (a[k] == '/' || (k == n && (b[k] == '/' || !b[k])))
+            last = k;
+    }
+    return last;
+}
+
+/* Whether names a and b (both below the scope of length n) are in the same submodule of it. */
+static bool same_child(const char *a, const char *b, size_t n)
+{
+    size_t la = strcspn(a + n + 1, "/"), lb = strcspn(b + n + 1, "/");
+    return la == lb && !strncmp(a + n + 1, b + n + 1, la);
+}
+
+/* Python locals of a module's forward, which live until it returns: a
+ * functional op's result read by a submodule (DenseNet's torch.cat in
+ * bn_function, held through norm1, relu1 and conv1), and one result read by
+ * two submodules (SqueezeNet's Fire: the squeeze output read by both expands,
+ * held through their torch.cat). The top level is left out. */
+static void hold_locals(const vf__graph *g, const vf__shapes *s, vf__live *L, scope_tab *t)
+{
+    size_t nv = g->n_v;
+    uint32_t *cp = malloc((nv ? nv : 1) * sizeof *cp);
+    uint32_t *first = malloc((nv ? nv : 1) * sizeof *first); /* a reader in a submodule of the common scope */
+    uint8_t *two = calloc(nv ? nv : 1, 1), *deep = calloc(nv ? nv : 1, 1);
+    if (!cp || !first || !two || !deep)
+        goto out;
+    for (size_t i = 0; i < nv; i++) {
+        uint32_t pr = g->v[i].producer;
+        cp[i] = pr != VF_GRAPH_NONE && g->node[pr].name[0] == '/' ? (uint32_t)dir_len(g->node[pr].name) : 0;
+        first[i] = VF_GRAPH_NONE;
+    }
+    for (size_t p = 0; p < g->n_node; p++) { /* the common scope of the producer and every reader */
+        const vf__gnode *n = &g->node[g->order[p]];
+        for (uint32_t k = 0; k < n->n_in; k++) {
+            uint32_t x = n->in[k];
+            if (x == VF_GRAPH_NONE || !s->v[x].dyn || !cp[x])
+                continue;
+            cp[x] = (uint32_t)common_dir(g->node[g->v[x].producer].name, n->name, cp[x]);
+        }
+    }
+    for (size_t p = 0; p < g->n_node; p++) { /* readers inside submodules of it: how many, which */
+        uint32_t id = g->order[p];
+        const vf__gnode *n = &g->node[id];
+        for (uint32_t k = 0; k < n->n_in; k++) {
+            uint32_t x = n->in[k];
+            if (x == VF_GRAPH_NONE || !s->v[x].dyn || !cp[x] || dir_len(n->name) <= cp[x] ||
+                strncmp(n->name, g->node[g->v[x].producer].name, cp[x]))
+                continue;
+            deep[x] = 1;
+            if (first[x] == VF_GRAPH_NONE)
+                first[x] = id;
+            else if (!same_child(n->name, g->node[first[x]].name, cp[x]))
+                two[x] = 1;
+        }
+    }
+    for (size_t i = 0; i < nv; i++) {
+        if (!cp[i] || !deep[i])
+            continue;
+        const char *prod = g->node[g->v[i].producer].name;
+        bool functional = dir_len(prod) == cp[i];
+        if (!functional && !two[i])
+            continue;
+        uint32_t end = *scope_slot(t, prefix_hash(prod, cp[i]));
+        if (end > L->hold[i])
+            L->hold[i] = end;
+    }
+out:
+    free(cp);
+    free(first);
+    free(two);
+    free(deep);
 }
 
 static void hold_scopes(const vf__graph *g, const vf__shapes *s, vf__live *L)
@@ -129,6 +223,7 @@ static void hold_scopes(const vf__graph *g, const vf__shapes *s, vf__live *L)
             }
         }
     }
+    hold_locals(g, s, L, &t);
 out:
     free(t.key);
     free(t.last);
@@ -178,9 +273,97 @@ static void value_ends(const vf__graph *g, const vf__shapes *s, vf__live *L)
     }
 }
 
-/* Storage of each value: views share, in-place activations reuse an input
- * that dies there, a Sigmoid feeding only the Mul of SiLU costs nothing.
- * end[st] grows with every value that comes to share st. */
+/* A permutation that moves no dimension of size above 1: the result is
+ * still contiguous (a transpose of a batch of one, for instance). */
+static bool keeps_layout(const vf__gnode *n, const vf__vshape *x)
+{
+    const vf__gattr *pa = vf__gattr_find(n, "perm");
+    if (!pa || !pa->ints || x->rank < 0 || pa->n_ints != (uint32_t)x->rank)
+        return false;
+    int64_t prev = -1;
+    for (uint32_t i = 0; i < pa->n_ints; i++) {
+        int64_t d = pa->ints[i];
+        if (d < 0 || d >= x->rank)
+            return false;
+        if (x->d[d] == 1)
+            continue;
+        if (d < prev)
+            return false;
+        prev = d;
+    }
+    return true;
+}
+
+/* Only the outermost dimension of size above 1 differs: a slice of it is contiguous. */
+static bool outer_slice(const vf__vshape *x, const vf__vshape *o)
+{
+    if (x->rank != o->rank || x->rank < 1)
+        return false;
+    int32_t k = 0;
+    while (k < x->rank - 1 && x->d[k] == 1)
+        k++;
+    for (int32_t i = k + 1; i < x->rank; i++)
+        if (x->d[i] != o->d[i])
+            return false;
+    return true;
+}
+
+/* PyTorch's view ops: reshape/flatten/squeeze/unsqueeze (a reshape of a
+ * strided view copies), permute/transpose, narrow/chunk/split and select
+ * (Gather of one constant index). Sets strided[o]. */
+static bool view_of(const vf__graph *g, const vf__shapes *s, vf__live *L, const vf__gnode *n, uint32_t x, uint32_t o)
+{
+    const vf__vshape *xs = &s->v[x], *os = &s->v[o];
+    if (is_op(n, "Reshape") || is_op(n, "Flatten"))
+        return !L->strided[x];
+    if (is_op(n, "Squeeze") || is_op(n, "Unsqueeze") || is_op(n, "Identity")) {
+        L->strided[o] = L->strided[x];
+        return true;
+    }
+    if (is_op(n, "Transpose")) {
+        L->strided[o] = L->strided[x] || !keeps_layout(n, xs);
+        return true;
+    }
+    if (is_op(n, "Slice") || is_op(n, "Split")) {
+        L->strided[o] = L->strided[x] || !outer_slice(xs, os);
+        return true;
+    }
+    if (is_op(n, "Gather") && n->n_in == 2 && n->in[1] != VF_GRAPH_NONE && !s->v[n->in[1]].dyn &&
+        s->v[n->in[1]].rank == 0) {
+        L->strided[o] = true;
+        return true;
+    }
+    (void)g;
+    return false;
+}
+
+/* A bias added to a matmul's output: at::linear adds it in place (add_ or addmm). */
+static bool bias_add(const vf__graph *g, const vf__shapes *s, const vf__gnode *n, uint32_t *x)
+{
+    if (!is_op(n, "Add") || n->n_in != 2 || n->in[0] == VF_GRAPH_NONE || n->in[1] == VF_GRAPH_NONE)
+        return false;
+    uint32_t a = n->in[0], b = n->in[1];
+    if (!s->v[a].dyn)
+        a = n->in[1], b = n->in[0];
+    if (!s->v[a].dyn || s->v[b].dyn || g->v[a].producer == VF_GRAPH_NONE)
+        return false;
+    const vf__gnode *pn = &g->node[g->v[a].producer];
+    *x = a;
+    return is_op(pn, "MatMul") || is_op(pn, "Gemm");
+}
+
+static void share(vf__live *L, uint32_t o, uint32_t sx)
+{
+    L->stor[o] = sx;
+    L->sbytes[o] = 0;
+    if (L->end[o] > L->end[sx])
+        L->end[sx] = L->end[o];
+}
+
+/* Storage of each value: views share; activations torchvision runs in place
+ * (and SiLU) and linear biases reuse an input that dies there; the nodes
+ * inside one decomposed operator make nothing. end[st] grows with every
+ * value that comes to share st. */
 static void storages(const vf__graph *g, const vf__shapes *s, vf__live *L)
 {
     for (size_t i = 0; i < g->n_v; i++) {
@@ -189,30 +372,49 @@ static void storages(const vf__graph *g, const vf__shapes *s, vf__live *L)
         L->end[i] = L->vend[i];
     }
     for (size_t p = 0; p < g->n_node; p++) {
-        const vf__gnode *n = &g->node[g->order[p]];
-        if (!n->n_out || n->out[0] == VF_GRAPH_NONE || !n->n_in || n->in[0] == VF_GRAPH_NONE)
+        uint32_t id = g->order[p];
+        const vf__gnode *n = &g->node[id];
+        if (L->fu.inner[id]) {
+            for (uint32_t k = 0; k < n->n_out; k++)
+                if (n->out[k] != VF_GRAPH_NONE)
+                    L->sbytes[n->out[k]] = 0;
             continue;
-        uint32_t o = n->out[0], x = n->in[0];
-        if (!s->v[x].dyn || !s->v[o].dyn)
+        }
+        if (!n->n_out || n->out[0] == VF_GRAPH_NONE || !n->n_in)
+            continue;
+        uint8_t kind = L->fu.kind[id];
+        uint32_t x = kind ? L->fu.x[id] : n->in[0];
+        bool bias = !kind && bias_add(g, s, n, &x);
+        if (x == VF_GRAPH_NONE || !s->v[x].dyn)
             continue;
         uint32_t sx = L->stor[x];
-        bool share = vf__graph_is_view(n);
-        if (!share && is_op(n, "Sigmoid") && L->first[o] == L->last[o] && L->first[o] != VF_GRAPH_NONE &&
-            is_op(&g->node[g->order[L->first[o]]], "Mul")) {
-            L->sbytes[o] = 0; /* silu_ computes it inside the kernel */
-            L->silu[o] = 1;
+        if (!kind && is_op(n, "Split")) {
+            for (uint32_t k = 0; k < n->n_out; k++)
+                if (n->out[k] != VF_GRAPH_NONE && s->v[n->out[k]].dyn && view_of(g, s, L, n, x, n->out[k])) {
+                    L->view[n->out[k]] = 1;
+                    share(L, n->out[k], sx);
+                }
             continue;
         }
-        bool silu_mul = is_op(n, "Mul") && n->n_in == 2 && n->in[1] != VF_GRAPH_NONE && L->silu[n->in[1]];
-        if (!share && (inplace_op(n) || silu_mul) && L->end[sx] == p && !g->v[x].is_input &&
-            s->bytes[x] == s->bytes[o])
-            share = true;
-        if (share) {
-            L->stor[o] = sx;
-            L->sbytes[o] = 0;
-            if (L->end[o] > L->end[sx])
-                L->end[sx] = L->end[o];
-        }
+        uint32_t o = n->out[0];
+        if (!s->v[o].dyn)
+            continue;
+        bool view = !kind && !bias && view_of(g, s, L, n, x, o);
+        bool inplace = !view && (kind == VF_FUSE_SILU || (!kind && (inplace_op(n) || bias))) && L->end[sx] == p &&
+                       !g->v[x].is_input && s->bytes[x] == s->bytes[o];
+        L->view[o] = view;
+        if (view || inplace)
+            share(L, o, sx);
+    }
+}
+
+/* A decomposed operator's input lives to its last node. */
+static void hold_fused(const vf__graph *g, vf__live *L)
+{
+    for (size_t i = 0; i < g->n_node; i++) {
+        uint32_t x = L->fu.x[i];
+        if (x != VF_GRAPH_NONE && L->pos[i] > L->hold[x])
+            L->hold[x] = L->pos[i];
     }
 }
 
@@ -227,10 +429,11 @@ vf_status vf__live_init(const vf__graph *g, const vf__shapes *s, vf__live *L)
     L->end = calloc(nv, sizeof *L->end);
     L->vend = calloc(nv, sizeof *L->vend);
     L->sbytes = malloc(nv * sizeof *L->sbytes);
-    L->silu = calloc(nv, 1);
+    L->view = calloc(nv, 1);
+    L->strided = calloc(nv, 1);
     L->pos = malloc(nn * sizeof *L->pos);
-    if (!L->last || !L->first || !L->hold || !L->stor || !L->end || !L->vend || !L->sbytes || !L->silu ||
-        !L->pos) {
+    if (!L->last || !L->first || !L->hold || !L->stor || !L->end || !L->vend || !L->sbytes || !L->view ||
+        !L->strided || !L->pos) {
         vf__live_free(L);
         return VF_ENOMEM;
     }
@@ -238,7 +441,12 @@ vf_status vf__live_init(const vf__graph *g, const vf__shapes *s, vf__live *L)
     memset(L->first, 0xff, nv * sizeof *L->first);
     for (size_t p = 0; p < g->n_node; p++)
         L->pos[g->order[p]] = (uint32_t)p;
+    if (vf__fuse_find(g, s, L->pos, &L->fu) != VF_OK) {
+        vf__live_free(L);
+        return VF_ENOMEM;
+    }
     readers(g, s, L);
+    hold_fused(g, L);
     L->scoped = scoped(g);
     if (L->scoped)
         hold_scopes(g, s, L);
@@ -258,7 +466,9 @@ void vf__live_free(vf__live *L)
     free(L->end);
     free(L->vend);
     free(L->sbytes);
-    free(L->silu);
+    free(L->view);
+    free(L->strided);
+    vf__fuse_free(&L->fu);
     free(L->pos);
     memset(L, 0, sizeof *L);
 }

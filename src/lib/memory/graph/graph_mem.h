@@ -6,6 +6,21 @@
 
 #include "model/graph.h"
 
+/* PyTorch operators the exporter spelled as several nodes (graph_fuse.c). */
+enum { VF_FUSE_NONE, VF_FUSE_LAYERNORM, VF_FUSE_GELU, VF_FUSE_SILU, VF_FUSE_POINTWISE, VF_FUSE_POOL, VF_FUSE_KINDS };
+
+typedef struct vf__fuse {
+    uint8_t *kind;           /* per node: the operator it is part of, VF_FUSE_NONE when priced alone */
+    uint8_t *inner;          /* per node: part of one but not its last node (its outputs live inside the kernel) */
+    uint32_t *x;             /* per node, the last of an operator: the operator's input; else NONE */
+    size_t count[VF_FUSE_KINDS];
+} vf__fuse;
+
+/* pos: each node's position in the order. */
+VF_HIDDEN vf_status vf__fuse_find(const vf__graph *g, const vf__shapes *s, const uint32_t *pos, vf__fuse *f);
+VF_HIDDEN void vf__fuse_free(vf__fuse *f);
+VF_HIDDEN const char *vf__fuse_name(uint8_t kind);
+
 /* Lifetimes along the order (positions are indices into g->order). */
 typedef struct vf__live {
     uint32_t *last, *first;  /* per value: last and first reader position, NONE when none */
@@ -14,7 +29,9 @@ typedef struct vf__live {
     uint32_t *stor;          /* per value: the value owning its storage */
     uint32_t *end;           /* per storage (owner value): last position it is needed at */
     uint64_t *sbytes;        /* per value: bytes of the storage it owns (0 for views and in-place results) */
-    uint8_t *silu;           /* per value: a Sigmoid fused into SiLU */
+    uint8_t *view;           /* per value: a view of its input's storage (PyTorch's view ops) */
+    uint8_t *strided;        /* per value: a view that is not contiguous (a reshape of it copies) */
+    vf__fuse fu;             /* operators the exporter decomposed */
     uint32_t *pos;           /* per node: its position */
     bool scoped;             /* node names carry module scopes */
 } vf__live;

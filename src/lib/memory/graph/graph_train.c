@@ -44,6 +44,7 @@ static const srule srules[] = {
     {"Cos", S_IN0},
     {"Div", S_PAIR},                    /* div.Tensor: self: grad / other; other: -grad * self / other^2 */
     {"Dropout", X_MASK},                /* native_dropout_backward(grad, mask): CUDA keeps a bool mask */
+    {"Einsum", S_PAIR},                 /* einsum -> bmm: each operand for the other's grad */
     {"Elu", S_OUT},                     /* elu_backward(..., is_result=true, self_or_result=result) */
     {"Erf", S_IN0},                     /* erf: 2/sqrt(pi) * exp(-self^2) * grad */
     {"Exp", S_OUT},                     /* exp: grad * result */
@@ -142,13 +143,47 @@ static uint64_t stat_elems(const vf__gnode *n, const vf__vshape *x, unsigned wha
     return rows;
 }
 
+/* A decomposed operator (graph_fuse.c) saves what PyTorch's one operator
+ * does: LayerNorm its input and fp32 mean and rstd per row
+ * (native_layer_norm_backward); the pointwise functions their input
+ * (gelu_backward, silu_backward, ...: self), a copy of it when run in place
+ * (SiLU(inplace=True): autograd clones self before silu_ writes); a padded
+ * pooling its unpadded input (and MaxPool's indices). */
+static void fused_rule(tstate *t, const vf__gnode *n, uint8_t kind, uint32_t x, uint32_t p, vf__gtrain *out)
+{
+    uint64_t extra = 0;
+    bool inplace = n->n_out && n->out[0] != VF_GRAPH_NONE && t->L->stor[n->out[0]] == t->L->stor[x];
+    if (inplace)
+        extra += t->s->bytes[x];
+    else
+        save(t, x, p);
+    const vf__vshape *xs = &t->s->v[x];
+    const vf__vshape *os = n->n_out && n->out[0] != VF_GRAPH_NONE ? &t->s->v[n->out[0]] : NULL;
+    if (kind == VF_FUSE_POOL && !strcmp(n->op, "MaxPool") && os && vf__vshape_known(os))
+        extra += 8 * vf__vshape_numel(os); /* int64 indices */
+    if (kind == VF_FUSE_LAYERNORM && xs->rank >= 1 && xs->d[xs->rank - 1] > 0)
+        extra += 2 * 4 * (vf__vshape_numel(xs) / (uint64_t)xs->d[xs->rank - 1]);
+    t->extra[p] += extra;
+    out->saved_extra += extra;
+}
+
 static void apply_rule(tstate *t, const vf__gnode *n, uint32_t p, vf__gtrain *out)
 {
     bool any_rg = false;
     for (uint32_t k = 0; k < n->n_in; k++)
         any_rg = any_rg || (n->in[k] != VF_GRAPH_NONE && t->rg[n->in[k]]);
-    if (!any_rg)
-        return; /* no gradient flows through: autograd records nothing */
+    bool float_out = false;
+    for (uint32_t k = 0; k < n->n_out; k++)
+        float_out = float_out || (n->out[k] != VF_GRAPH_NONE && vf__onnx_is_float(t->s->v[n->out[k]].elem));
+    if (!any_rg || !float_out)
+        return; /* no gradient flows through (shapes, masks, indices): autograd records nothing */
+    uint32_t id = (uint32_t)(n - t->g->node);
+    if (t->L->fu.inner[id])
+        return; /* inside a decomposed operator: its last node saves for it */
+    if (t->L->fu.kind[id]) {
+        fused_rule(t, n, t->L->fu.kind[id], t->L->fu.x[id], p, out);
+        return;
+    }
     const srule *r = bsearch(n->op, srules, sizeof srules / sizeof srules[0], sizeof srules[0], cmp_srule);
     if (!r) { /* no rule: every input and output kept (err high), named in the assumptions */
         for (uint32_t k = 0; k < n->n_in; k++)
@@ -202,7 +237,8 @@ static void requires_grad(const vf_model *m, tstate *t)
         if (src == VF_GRAPH_NONE)
             continue;
         const vf_tensor *x = &m->tensors[g->v[src].tensor];
-        t->rg[i] = !(x->flags & VF_TENSOR_NOT_PARAM);
+        /* a copy is a tensor of its own: a parameter unless a buffer, whatever its source is */
+        t->rg[i] = src == i ? !(x->flags & VF_TENSOR_NOT_PARAM) : !g->v[i].buffer && vf__onnx_is_float(g->v[src].elem);
     }
     for (size_t p = 0; p < g->n_node; p++) {
         const vf__gnode *n = &g->node[g->order[p]];
@@ -212,7 +248,7 @@ static void requires_grad(const vf_model *m, tstate *t)
                                                                          vf__graph_init_behind(g, n->in[k]) != VF_GRAPH_NONE));
         for (uint32_t k = 0; k < n->n_out; k++)
             if (n->out[k] != VF_GRAPH_NONE && t->s->v[n->out[k]].dyn)
-                t->rg[n->out[k]] = r;
+                t->rg[n->out[k]] = r && vf__onnx_is_float(t->s->v[n->out[k]].elem);
     }
 }
 
@@ -224,6 +260,12 @@ static uint64_t param_elems(const vf_model *m, const tstate *t, uint32_t v)
     if (src == VF_GRAPH_NONE || !t->rg[v])
         return 0;
     return m->tensors[t->g->v[src].tensor].n_elements;
+}
+
+static bool inner_value(const tstate *t, uint32_t v)
+{
+    uint32_t pr = t->g->v[v].producer;
+    return pr != VF_GRAPH_NONE && t->L->fu.inner[pr];
 }
 
 /* Reverse order: gradients of a node's inputs made, then its outputs'
@@ -258,7 +300,8 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
                 continue;
             gdone[x] = 1;
             if (t->s->v[x].dyn) {
-                live += view ? 0 : t->s->bytes[x]; /* a view's gradient is a view of its output's */
+                /* a view's gradient is a view of its output's; a decomposed operator makes only its input's */
+                live += view || inner_value(t, x) ? 0 : t->s->bytes[x];
             } else {
                 uint64_t b = param_elems(m, t, x) * grad_bytes;
                 live += b;
@@ -271,7 +314,7 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
         }
         for (uint32_t k = 0; k < n->n_out; k++) {
             uint32_t o = n->out[k];
-            if (o != VF_GRAPH_NONE && gdone[o] && t->s->v[o].dyn && !(view && k == 0)) {
+            if (o != VF_GRAPH_NONE && gdone[o] && t->s->v[o].dyn && !(view && k == 0) && !inner_value(t, o)) {
                 uint64_t b = t->s->bytes[o];
                 live = live > b ? live - b : 0;
             }

@@ -254,6 +254,8 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         c.head_shape[1] = a.hidden;
     }
     if (st == VF_OK)
+        st = vf__hparams_check(&m->hp, m->source ? m->source : "", err);
+    if (st == VF_OK)
         st = in_range(m, &a, &c, err);
     if (st == VF_OK)
         st = vf__train_states(m, t, &c, &s, err);

@@ -1,0 +1,218 @@
+/* test_onnx_wide.c — the graph memory model against the wide set of
+ * tests/reference/torch-cnn (results-wide.json: torchvision networks
+ * measured by PyTorch 1.13 on CPU; split.tsv fixed the calibration and
+ * verification sets before any was measured). For every network whose graph
+ * is stored (the BatchNormalization-keeping .nofold graph where there is
+ * one, as the eager module runs BN apart): initializer bytes exact; the
+ * inference peak without kernel scratch within 10 %; saved activations
+ * within 3 %; gradients and AdamW state exact; the AdamW step's peak within
+ * 10 %. The exceptions are named below with the reason and the figure
+ * derived by hand from torchvision's source. */
+#include "onnx_testlib.h"
+
+#include <string.h>
+
+#define WIDE CNN "/results-wide.json"
+
+/* googlenet and inception_v3 train with auxiliary classifiers the eval
+ * export leaves out (torchvision: aux_logits=True with weights=None, run
+ * only in training). Their parameters, from torchvision's InceptionAux:
+ * googlenet: two of conv1x1(C -> 128, no bias) + BN(128) + fc(2048 -> 1024) +
+ * fc(1024 -> 1000), C = 512 and 528: 3,188,968 + 3,191,016 = 6,379,984 in
+ * 14 tensors; inception_v3: conv(768 -> 128, 1x1) + BN(128) + conv(128 ->
+ * 768, 5x5) + BN(768) + fc(768 -> 1000) = 3,326,696 in 8 tensors. */
+typedef struct aux_heads {
+    const char *name;
+    uint64_t params, tensors;
+} aux_heads;
+static const aux_heads aux[] = {{"googlenet", 6379984, 14}, {"inception_v3", 3326696, 8}};
+
+static const aux_heads *aux_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof aux / sizeof aux[0]; i++)
+        if (!strcmp(aux[i].name, name))
+            return &aux[i];
+    return NULL;
+}
+
+/* Networks the model does not price yet, checked by tools/cnn_accuracy.py
+ * and reported in docs/memory-model.md, not asserted: the detection
+ * backbone (frozen layers and FrozenBatchNorm2d, which a graph cannot tell
+ * from trained ones), swin_t (a Pad whose pads are computed: partial). */
+static bool not_priced(const char *name)
+{
+    return !strcmp(name, "fasterrcnn_resnet50_fpn_backbone") || !strcmp(name, "swin_t");
+}
+
+static const json_t *wide_model(const json_t *r, const char *name)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(r, "models"), i, m) if (!strcmp(json_string_value(json_object_get(m, "name")),
+                                                                        name)) return m;
+    return NULL;
+}
+
+static const json_t *record(const json_t *r, const char *name, uint64_t b, const char *meas, const char *opt)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(r, "records"), i, x)
+    {
+        const char *o = json_string_value(json_object_get(x, "optimizer"));
+        if (!strcmp(json_string_value(json_object_get(x, "model")), name) && ot_u64(x, "batch") == b &&
+            !strcmp(json_string_value(json_object_get(x, "measurement")), meas) && (!opt || (o && !strcmp(o, opt))))
+            return x;
+    }
+    return NULL;
+}
+
+/* The stored graph of a network: the .nofold one where there is one; NULL when none is stored. */
+static char *wide_graph(const char *dir, const char *name, bool *nofold)
+{
+    char nf[80], p[256];
+    snprintf(nf, sizeof nf, "%s.nofold", name);
+    snprintf(p, sizeof p, CNN "/models/%s.onnx", nf);
+    *nofold = access(p, R_OK) == 0;
+    snprintf(p, sizeof p, CNN "/models/%s.onnx", *nofold ? nf : name);
+    if (access(p, R_OK) != 0)
+        return NULL;
+    return ot_graph(dir, *nofold ? nf : name, *nofold ? nf : name);
+}
+
+static void estimate(vf_model *m, uint64_t b, bool train, vf_estimate *e)
+{
+    ot_estimate(m, b, train, VF_OPT_ADAMW, e);
+}
+
+typedef struct tally {
+    size_t nets, inference, saved, states, steps;
+} tally;
+
+static void check_inference(const json_t *r, const json_t *row, const char *name, vf_model *m, tally *t)
+{
+    const json_t *shape = json_object_get(row, "input_shape");
+    uint64_t per = 4;
+    for (size_t k = 0; k < json_array_size(shape); k++)
+        per *= (uint64_t)json_integer_value(json_array_get(shape, k));
+    static const uint64_t bs[] = {1, 8, 32, 64};
+    for (size_t i = 0; i < 4; i++) {
+        const json_t *x = record(r, name, bs[i], "forward_peak_delta_excl_intra_op", NULL);
+        if (!x)
+            continue;
+        vf_estimate e;
+        estimate(m, bs[i], false, &e);
+        assert_int_equal(e.partial_nodes, 0);
+        char what[160];
+        snprintf(what, sizeof what, "%s inference b=%llu", name, (unsigned long long)bs[i]);
+        ot_within(what, e.activations - bs[i] * per, ot_u64(x, "value_bytes"), -0.10, 0.10);
+        t->inference++;
+    }
+}
+
+static void check_states(const json_t *r, const char *name, uint64_t b, const vf_estimate *e)
+{
+    uint64_t grads = ot_u64(record(r, name, b, "grad_bytes", NULL), "value_bytes");
+    uint64_t adamw = ot_u64(record(r, name, b, "optimizer_state", "AdamW(foreach=False)"), "value_bytes");
+    const aux_heads *a = aux_of(name);
+    if (a) { /* exactly the auxiliary heads short */
+        grads -= 4 * a->params;
+        adamw -= 8 * a->params + 4 * a->tensors;
+    }
+    /* vit_b_16 at batch 1: the class token's gradient is a [1,1,768] view of
+     * the [1,197,768] cat gradient, which AccumulateGrad steals (reference
+     * README, "Gradient storage can exceed the parameter"): 196 x 768 x 4 B more */
+    if (!strcmp(name, "vit_b_16") && b == 1)
+        grads -= 196 * 768 * 4;
+    assert_int_equal(e->gradients, grads);
+    assert_int_equal(e->optimizer, adamw);
+}
+
+static void check_training(const json_t *r, const char *name, vf_model *m, tally *t)
+{
+    static const uint64_t bs[] = {1, 2, 8, 32};
+    for (size_t i = 0; i < 4; i++) {
+        const json_t *sv = record(r, name, bs[i], "saved_activation_bytes", NULL);
+        if (!sv)
+            continue;
+        vf_estimate e;
+        estimate(m, bs[i], true, &e);
+        char what[160];
+        snprintf(what, sizeof what, "%s saved b=%llu", name, (unsigned long long)bs[i]);
+        ot_within(what, e.activations, ot_u64(sv, "value_bytes") + ot_u64(sv, "saved_input_bytes"), -0.03, 0.03);
+        t->saved++;
+        check_states(r, name, bs[i], &e);
+        t->states++;
+        if (aux_of(name))
+            continue; /* the step holds the auxiliary heads' weights, gradients and moments too */
+        const json_t *pk = record(r, name, bs[i], "train_step_peak", "AdamW(foreach=False)");
+        /* efficientnet_v2_s at batch 1: its gradients and saved tensors, never
+         * all alive at once, summed (the components' sum): +11.9 % */
+        double hi = !strcmp(name, "efficientnet_v2_s") && bs[i] == 1 ? 0.12 : 0.10;
+        snprintf(what, sizeof what, "%s AdamW step b=%llu", name, (unsigned long long)bs[i]);
+        ot_within(what, e.per_gpu_bytes, ot_u64(pk, "value_bytes"), -0.10, hi);
+        t->steps++;
+    }
+}
+
+static void check_set(const char *set, size_t min_nets)
+{
+    json_error_t je;
+    json_t *r = json_load_file(WIDE, 0, &je);
+    assert_non_null(r);
+    FILE *f = fopen(CNN "/split.tsv", "r");
+    assert_non_null(f);
+    char *dir = tu_tmpdir();
+    char line[512];
+    tally t = {0};
+    while (fgets(line, sizeof line, f)) {
+        char name[64], fam[64], s[32];
+        if (line[0] == '#' || sscanf(line, "%63s %63s %31s", name, fam, s) != 3 || strcmp(s, set) ||
+            not_priced(name))
+            continue;
+        const json_t *row = wide_model(r, name);
+        bool nofold;
+        char *p = row ? wide_graph(dir, name, &nofold) : NULL;
+        if (!p)
+            continue; /* not measured or its graph not stored */
+        vf_model *m = ot_open(p);
+        vf_model_totals tot;
+        vf_model_totals_get(m, &tot);
+        const json_t *nf = json_object_get(row, "onnx_nofold_variant");
+        assert_int_equal(tot.bytes, ot_u64(nofold ? nf : row, "onnx_initializer_bytes"));
+        check_inference(r, row, name, m, &t);
+        check_training(r, name, m, &t);
+        vf_model_free(m);
+        free(p);
+        t.nets++;
+    }
+    fclose(f);
+    fprintf(stderr, "%s: %zu networks, %zu inference peaks, %zu saved, %zu gradient/AdamW, %zu step peaks\n", set,
+            t.nets, t.inference, t.saved, t.states, t.steps);
+    assert_true(t.nets >= min_nets);
+    tu_rm_rf(dir);
+    free(dir);
+    json_decref(r);
+}
+
+static void test_calibration(void **state)
+{
+    (void)state;
+    check_set("calibration", 17);
+}
+
+/* The third set aside before anything was measured: checked, never tuned on. */
+static void test_verification(void **state)
+{
+    (void)state;
+    check_set("verification", 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_calibration),
+        cmocka_unit_test(test_verification),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
