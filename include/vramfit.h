@@ -566,6 +566,14 @@ typedef struct vf_catalog_info { VF_GROWABLE_BEGIN
     const char *provenance;  /* data/models/catalog.tsv's: "published" (byte for byte the
                                 Hub's file), "variant" (answered by its base's file),
                                 "assembled" (written from code or docs), "unverified", ... */
+    /* Counted at build time by opening the entry's config (tools/catalog_counts.c),
+     * as vf_catalog_open and vf_model_totals_get give them; false/0 when it does not open. */
+    bool counted;
+    uint64_t params;         /* vf_model_totals.params */
+    uint64_t active_params;  /* per token (params unless mixture-of-experts) */
+    uint64_t bytes;          /* every tensor as stored (the config's dtype or quantization) */
+    uint64_t model_context;  /* vf_hparams.context_length: context_length, or the family's
+                                default where the config states none (gemma-3-4b-it) */
 VF_GROWABLE_END(128) } vf_catalog_info;
 VF_SIZE_PINNED(vf_catalog_info, 128);
 
@@ -577,6 +585,9 @@ VF_API vf_status vf_catalog_entry(size_t i, vf_catalog_info *out);
 VF_API size_t vf_catalog_find(const char *name);
 /** The embedded config.json text of entry i (NUL-terminated), NULL when out of range. */
 VF_API const char *vf_catalog_config(size_t i, size_t *len);
+/** Opens entry i's embedded config.json as vf_model_open opens a catalog name
+ * (never the local Hugging Face cache); VF_EINVAL out of range. */
+VF_API vf_status vf_catalog_open(size_t i, vf_model **out, vf_error *err);
 /**
  * Near misses for a name that is not in the catalog ("llama3-8b",
  * "qwen-3-8b", "mistral7b"): up to n entry ids, best first, written to out

@@ -1,7 +1,9 @@
 # Embeds data/ (model configs, GPU catalog) into the library at build time,
 # with the catalog's index generated from data/models/catalog.tsv.
 EMBED_FILES := $(sort $(wildcard data/models/*.json) $(wildcard data/*.json))
-GEN_SRCS += $(BUILD)/gen/embedded.c $(BUILD)/gen/catalog_index.c
+# Each model's counts, made by the library itself (Makefile: the two stages).
+COUNTS_C := $(BUILD)/gen/catalog_counts.c
+GEN_SRCS += $(BUILD)/gen/embedded.c $(BUILD)/gen/catalog_index.c $(COUNTS_C)
 
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
@@ -24,5 +26,9 @@ $(BUILD)/obj/$(BUILD)/gen/embedded.o: $(BUILD)/gen/embedded.c
 	$(call QUIET,CC,$<)$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -c $< -o $@
 
 $(BUILD)/obj/$(BUILD)/gen/catalog_index.o: $(BUILD)/gen/catalog_index.c src/lib/read/catalog_index.h
+	@mkdir -p $(dir $@)
+	$(call QUIET,CC,$<)$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/obj/$(COUNTS_C:.c=.o): $(COUNTS_C) src/lib/read/catalog_counts.h
 	@mkdir -p $(dir $@)
 	$(call QUIET,CC,$<)$(CC) $(CFLAGS_ALL) -DVF_BUILDING_LIBRARY -fvisibility=hidden -c $< -o $@

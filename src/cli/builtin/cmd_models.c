@@ -35,21 +35,14 @@ typedef struct row {
     uint64_t params, active, context;
 } row;
 
+/* The build counted each model (vf_catalog_info); one it could not open is
+ * listed without counts ('vramfit inspect ID' shows why). */
 static void count_row(row *r)
 {
-    vf_model *m = NULL;
-    r->context = r->info.context_length;
-    if (vf_model_open(r->info.id, &m, NULL) != VF_OK)
-        return; /* listed without counts; 'vramfit inspect ID' shows why */
-    vf_model_totals t;
-    vf_model_totals_get(m, &t);
-    r->counted = true;
-    r->params = t.params;
-    r->active = t.active_params ? t.active_params : t.params;
-    const vf_hparams *hp = vf_model_hparams(m);
-    if (hp && hp->context_length)
-        r->context = hp->context_length;
-    vf_model_free(m);
+    r->counted = r->info.counted;
+    r->params = r->info.params;
+    r->active = r->info.active_params;
+    r->context = r->info.model_context ? r->info.model_context : r->info.context_length;
 }
 
 static int unknown_family(const char *want)

@@ -5,6 +5,7 @@
  * it (its own, or its base's for a variant). The table of names is built once,
  * on first use, without parsing a config; it never changes after. */
 #include "model/model.h"
+#include "read/catalog_counts.h"
 #include "read/catalog_index.h"
 #include "read/readers.h"
 
@@ -23,6 +24,7 @@ typedef struct cat_entry {
     char alt[CAT_ID_MAX];    /* "llama-3.1-8b" for "Meta-Llama-3.1-8B" (Meta renamed its repos), else "" */
     const vf__catalog_row *row;
     const vf__embedded_file *file;
+    const vf__catalog_counts *counts; /* the build's count of it, NULL if none */
 } cat_entry;
 
 static cat_entry g_cat[CAT_MAX];
@@ -38,6 +40,19 @@ static void lower(char *s)
 static int cmp_entry(const void *a, const void *b)
 {
     return strcasecmp(((const cat_entry *)a)->id, ((const cat_entry *)b)->id);
+}
+
+static int cmp_counts(const void *key, const void *row)
+{
+    return strcasecmp((const char *)key, ((const vf__catalog_counts *)row)->id);
+}
+
+/* The table is sorted as the entries are; a search keeps it right whatever it holds. */
+static const vf__catalog_counts *counts_of(const char *id)
+{
+    const vf__catalog_counts *c =
+        bsearch(id, vf__catalog_counts_rows, vf__catalog_counts_n, sizeof vf__catalog_counts_rows[0], cmp_counts);
+    return c && strcmp(c->id, id) == 0 ? c : NULL;
 }
 
 /* The generated index (data/models/catalog.tsv) names each id's embedded file. */
@@ -60,6 +75,8 @@ static void build(void)
         g_n++;
     }
     qsort(g_cat, g_n, sizeof g_cat[0], cmp_entry);
+    for (size_t i = 0; i < g_n; i++)
+        g_cat[i].counts = counts_of(g_cat[i].id);
     /* an alias two orgs share (google/gemma-2-9b, unsloth/gemma-2-9b) names the first id only */
     for (size_t i = 1; i < g_n; i++)
         for (size_t j = 0; j < i && g_cat[i].alias[0]; j++)
@@ -83,11 +100,18 @@ vf_status vf_catalog_entry(size_t i, vf_catalog_info *out)
     ensure();
     if (i >= g_n || !out)
         return VF_EINVAL;
+    memset(out, 0, sizeof *out);
     out->id = g_cat[i].id;
     out->alias = g_cat[i].alias;
     out->family = g_cat[i].row->family;
     out->context_length = g_cat[i].row->context;
     out->provenance = g_cat[i].row->provenance;
+    const vf__catalog_counts *c = g_cat[i].counts;
+    out->counted = c != NULL;
+    out->params = c ? c->params : 0;
+    out->active_params = c ? c->active_params : 0;
+    out->bytes = c ? c->bytes : 0;
+    out->model_context = c ? c->context : 0;
     return VF_OK;
 }
 

@@ -312,6 +312,22 @@ static vf_status open_catalog(vf_model **mp, const char *source, const char *hub
     return st;
 }
 
+vf_status vf_catalog_open(size_t i, vf_model **out, vf_error *err)
+{
+    vf_catalog_info ci;
+    if (!out)
+        return vf__err(err, VF_EINVAL, "", "no model given");
+    *out = NULL;
+    if (vf_catalog_entry(i, &ci) != VF_OK)
+        return vf__err(err, VF_EINVAL, "", "catalog entry %zu out of range (%zu entries)", i, vf_catalog_count());
+    vf_status st = open_catalog(out, ci.id, "", err);
+    if (st != VF_OK)
+        return st;
+    snprintf((*out)->origin, sizeof (*out)->origin, "the embedded catalog");
+    vf__model_classify(*out);
+    return VF_OK;
+}
+
 /* A Hub repository: the file the opener reads first, through the Hub's file
  * set; what was fetched is cached once the whole model read cleanly. */
 static vf_status open_hub(vf_model **mp, const vf__hub_id *id, const vf_open_opts *o, vf_error *err)
