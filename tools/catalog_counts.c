@@ -56,9 +56,9 @@ int main(int argc, char **argv)
         fputs("    {", f);
         rc = put_id(f, ci.id);
         const vf_hparams *hp = vf_model_hparams(m);
-        fprintf(f, ", %lluu, %lluu, %lluu, %lluu},\n", (unsigned long long)t.params,
+        fprintf(f, ", %lluu, %lluu, %lluu, %lluu, %lluu},\n", (unsigned long long)t.params,
                 (unsigned long long)(t.active_params ? t.active_params : t.params), (unsigned long long)t.bytes,
-                (unsigned long long)(hp ? hp->context_length : 0));
+                (unsigned long long)(hp ? hp->context_length : 0), (unsigned long long)vf_model_host_side_params(m));
         vf_model_free(m);
         counted++;
     }

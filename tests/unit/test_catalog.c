@@ -293,7 +293,8 @@ static void test_build_counts(void **state)
         vf_model_totals_get(m, &t);
         const vf_hparams *hp = vf_model_hparams(m);
         if (ci.params != t.params || ci.active_params != (t.active_params ? t.active_params : t.params) ||
-            ci.bytes != t.bytes || ci.model_context != hp->context_length)
+            ci.bytes != t.bytes || ci.model_context != hp->context_length ||
+            ci.host_side_params != vf_model_host_side_params(m) || ci.host_side_params > ci.params)
             fail_msg("%s: build counts %llu/%llu params, %llu B, context %llu; opened %llu/%llu, %llu B, %llu",
                      ci.id, (unsigned long long)ci.params, (unsigned long long)ci.active_params,
                      (unsigned long long)ci.bytes, (unsigned long long)ci.model_context,

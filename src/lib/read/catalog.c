@@ -106,12 +106,14 @@ vf_status vf_catalog_entry(size_t i, vf_catalog_info *out)
     out->family = g_cat[i].row->family;
     out->context_length = g_cat[i].row->context;
     out->provenance = g_cat[i].row->provenance;
+    out->task = g_cat[i].row->task;
     const vf__catalog_counts *c = g_cat[i].counts;
     out->counted = c != NULL;
     out->params = c ? c->params : 0;
     out->active_params = c ? c->active_params : 0;
     out->bytes = c ? c->bytes : 0;
     out->model_context = c ? c->context : 0;
+    out->host_side_params = c ? c->host_side_params : 0;
     return VF_OK;
 }
 

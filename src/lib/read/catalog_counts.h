@@ -11,7 +11,7 @@
 
 typedef struct vf__catalog_counts {
     const char *id;  /* the catalog id counted */
-    uint64_t params, active_params, bytes, context;
+    uint64_t params, active_params, bytes, context, host_side_params;
 } vf__catalog_counts;
 
 extern const vf__catalog_counts vf__catalog_counts_rows[];

@@ -13,6 +13,7 @@ typedef struct vf__catalog_row {
     const char *family;     /* the config's model_type, "" if absent */
     const char *provenance; /* catalog.tsv's: published, variant, assembled, ... */
     uint64_t context;       /* the context the config states, 0 if none */
+    const char *task;       /* "chat", "vision" (a vision tower) or "embed" (encoders, embedding models) */
 } vf__catalog_row;
 
 extern const vf__catalog_row vf__catalog_rows[];

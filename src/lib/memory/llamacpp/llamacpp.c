@@ -139,25 +139,30 @@ static void lc_put(uint64_t *dev, uint64_t *host, int d, uint64_t b)
  * layer's device; a tied output is a duplicated copy there. */
 static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, lc_run *r, vf_error *err)
 {
-    vf__pricer pr;
-    vf_status st = vf__pricer_init(&pr, m, o->weights, VF_DTYPE_UNKNOWN, err);
+    const uint64_t *bytes;
+    vf_status st = vf__weights_tensor_bytes(m, o->weights, VF_DTYPE_UNKNOWN, &bytes, err);
     if (st != VF_OK)
         return st;
     bool has_output = false;
     uint64_t embd_bytes = 0;
+    int32_t last_layer = -1; /* tensors come layer by layer: its device once per layer */
+    int last_dev = -1;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
         if (t->flags & VF_TENSOR_MTP)
             continue; /* nextn layers: TENSOR_SKIP, never allocated */
-        bool qd;
-        uint64_t b = vf__pricer_tensor(&pr, i, &qd);
+        uint64_t b = bytes[i];
         int dev;
         if (t->role == VF_ROLE_EMBED || t->role == VF_ROLE_POS_EMBED) {
             dev = -1;
             if (t->role == VF_ROLE_EMBED)
                 embd_bytes = vf__sadd(embd_bytes, b);
         } else if (t->layer >= 0 && (uint32_t)t->layer < r->nl) {
-            dev = layer_device((uint32_t)t->layer, r->nl, r->ngl, r->n_dev, r->cum);
+            if (t->layer != last_layer) {
+                last_dev = layer_device((uint32_t)t->layer, r->nl, r->ngl, r->n_dev, r->cum);
+                last_layer = t->layer;
+            }
+            dev = last_dev;
         } else {
             dev = r->out_dev;
             if (t->role == VF_ROLE_OUTPUT)
@@ -166,7 +171,6 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
         lc_put(r->dev_model, &r->host_model, dev, b);
         lc_note_matrix(r, &m->hp, t, dev, b);
     }
-    vf__pricer_free(&pr);
     if (!has_output && r->out_dev >= 0 && m->hp.tie_word_embeddings) {
         lc_put(r->dev_model, &r->host_model, r->out_dev, embd_bytes); /* TENSOR_DUPLICATED output copy */
         for (size_t i = 0; i < m->n_tensors; i++) /* ... and its matmul on that device */
