@@ -56,6 +56,11 @@ GEN_SRCS :=
 -include mk/*.mk
 
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(patsubst %.c,$(BUILD)/obj/%.o,$(GEN_SRCS))
+# The library in two stages: the catalog's counts (build/gen/catalog_counts.c)
+# are what a first library, with an empty table, gives when it opens every
+# catalog model; made again whenever any of the library's objects changes.
+COUNTS_O := $(BUILD)/obj/$(COUNTS_C:.c=.o)
+STAGE1_OBJS := $(filter-out $(COUNTS_O),$(LIB_OBJS)) $(BUILD)/obj/tools/catalog_counts_empty.o
 CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 # The command's own headers are named from src/cli ("args/estimate_opts.h").
 $(CLI_OBJS): CFLAGS_ALL += -Isrc/cli
@@ -74,6 +79,19 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/libvramfit.a: $(LIB_OBJS)
 	@rm -f $@
 	$(call QUIET,AR,$@)ar rcs $@ $^
+
+$(BUILD)/stage1/libvramfit.a: $(STAGE1_OBJS)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(call QUIET,AR,$@)ar rcs $@ $^
+
+$(BUILD)/tools/catalog_counts: tools/catalog_counts.c include/vramfit.h $(BUILD)/stage1/libvramfit.a
+	@mkdir -p $(dir $@)
+	$(call QUIET,CC,$@)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/stage1/libvramfit.a $(LIBS) $(LDFLAGS_ALL)
+
+$(COUNTS_C): $(BUILD)/tools/catalog_counts
+	@mkdir -p $(dir $@)
+	$(call QUIET,COUNT,$@)$(BUILD)/tools/catalog_counts $@
 
 $(BUILD)/libvramfit.so: $(LIB_OBJS)
 	$(call QUIET,LD,$@)$(CC) -shared -Wl,-soname,libvramfit.so.0 $(LDFLAGS_ALL) -o $@ $^ $(LIBS)

@@ -495,6 +495,10 @@ VF_API void vf_model_totals_get(const vf_model *m, vf_model_totals *t);
 /** Parameters and bytes stored as dt (VF_DTYPE_UNKNOWN: of types this build
  * does not know); a pass over the tensor table each call. Either out may be NULL. */
 VF_API void vf_model_dtype_totals(const vf_model *m, vf_dtype dt, uint64_t *params, uint64_t *bytes);
+/** Parameters llama.cpp never puts on a GPU: token and position embeddings
+ * (its input layer is the CPU), multi-token-prediction layers (not loaded)
+ * and a vision tower's (its projector file's, not the model's). */
+VF_API uint64_t vf_model_host_side_params(const vf_model *m);
 
 /**
  * Every stored tensor element, counted as the Hugging Face Hub counts a
@@ -565,6 +569,21 @@ typedef struct vf_catalog_info { VF_GROWABLE_BEGIN
     const char *family;      /* the config's model_type ("qwen3"), "" if absent */
     uint64_t context_length; /* max_position_embeddings (or n_positions, or the
                                 text_config's); 0 when the config states none */
+    const char *provenance;  /* data/models/catalog.tsv's: "published" (byte for byte the
+                                Hub's file), "variant" (answered by its base's file),
+                                "assembled" (written from code or docs), "unverified", ... */
+    /* Counted at build time by opening the entry's config (tools/catalog_counts.c),
+     * as vf_catalog_open and vf_model_totals_get give them; false/0 when it does not open. */
+    bool counted;
+    uint64_t params;         /* vf_model_totals.params */
+    uint64_t active_params;  /* per token (params unless mixture-of-experts) */
+    uint64_t bytes;          /* every tensor as stored (the config's dtype or quantization) */
+    uint64_t model_context;  /* vf_hparams.context_length: context_length, or the family's
+                                default where the config states none (gemma-3-4b-it) */
+    const char *task;        /* "chat" (generates text), "vision" (and reads images: a
+                                vision_config) or "embed" (encoders, embedding models, rerankers) */
+    uint64_t host_side_params; /* of params, those llama.cpp never puts on a GPU: token and position
+                                  embeddings, multi-token-prediction layers, a vision tower */
 VF_GROWABLE_END(128) } vf_catalog_info;
 VF_SIZE_PINNED(vf_catalog_info, 128);
 
@@ -576,6 +595,9 @@ VF_API vf_status vf_catalog_entry(size_t i, vf_catalog_info *out);
 VF_API size_t vf_catalog_find(const char *name);
 /** The embedded config.json text of entry i (NUL-terminated), NULL when out of range. */
 VF_API const char *vf_catalog_config(size_t i, size_t *len);
+/** Opens entry i's embedded config.json as vf_model_open opens a catalog name
+ * (never the local Hugging Face cache); VF_EINVAL out of range. */
+VF_API vf_status vf_catalog_open(size_t i, vf_model **out, vf_error *err);
 /**
  * Near misses for a name that is not in the catalog ("llama3-8b",
  * "qwen-3-8b", "mistral7b"): up to n entry ids, best first, written to out
@@ -943,8 +965,16 @@ typedef struct vf_fit_opts { VF_GROWABLE_BEGIN
     bool no_search;            /* skip max context / batch / GPUs and advice */
     uint32_t nodes;            /* machines; 0 = as many as gpus need. With gpus 0: nodes x gpus_per_node devices */
     uint32_t gpus_per_node;    /* devices one machine holds; 0 = the catalog GPU's node (max_per_node), else 8 */
+    uint32_t searches;         /* without no_search: the VF_FIT_SEARCH_* to run; 0 = all of them */
 VF_GROWABLE_END(4096) } vf_fit_opts;
 VF_SIZE_PINNED(vf_fit_opts, 4096);
+
+/* vf_fit_opts.searches: a fit that needs only some answers runs only their searches. */
+#define VF_FIT_SEARCH_CONTEXT 0x1u /* max_context */
+#define VF_FIT_SEARCH_BATCH 0x2u   /* max_batch */
+#define VF_FIT_SEARCH_GPUS 0x4u    /* min_gpus and its layout */
+#define VF_FIT_SEARCH_ADVICE 0x8u  /* the suggestions */
+#define VF_FIT_SEARCH_IF_FITS 0x10u /* the searches asked for only when the configuration fits */
 
 /*
  * A fit: made with vf_fit_new, filled by vf_fit_run, read with the accessors,

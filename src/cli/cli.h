@@ -106,6 +106,7 @@ typedef struct vf_cli_fit_args {
 /* fit's, plan's and sweep's own options (before the knobs' tables). */
 extern const struct option vf_cli_fit_options[];
 /* models' options (args/models_args.c), read by its parser and /api/models. */
+/* models' own options (args/models_args.c): its parser and the server read the table */
 extern const struct option vf_cli_models_options[];
 /* snapshot's options (args/snapshot_args.c), read by its parser and the server */
 extern const struct option vf_cli_snapshot_options[];

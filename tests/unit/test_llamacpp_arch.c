@@ -77,15 +77,21 @@ static void test_models2026_on_llamacpp(void **state)
 static void test_catalog_on_llamacpp(void **state)
 {
     (void)state;
-    size_t n = vf_catalog_count();
+    size_t n = vf_catalog_count(), refusals = 0;
     assert_true(n > 50);
     for (size_t i = 0; i < n; i++) {
         vf_catalog_info ci;
         assert_int_equal(vf_catalog_entry(i, &ci), VF_OK);
         vf_error err = {0};
-        if (run_llamacpp(ci.id, &err) != VF_OK)
+        vf_status st = run_llamacpp(ci.id, &err);
+        if (st == VF_EUNSUPPORTED && strstr(err.msg, "llama.cpp does not implement")) {
+            refusals++; /* mllama, chatglm-less families: refused in one line, named */
+            assert_null(strchr(err.msg, '\n'));
+        } else if (st != VF_OK) {
             fail_msg("%s: %s", ci.id, err.msg);
+        }
     }
+    assert_true(refusals * 10 < n); /* the families llama.cpp runs are most of the catalog */
 }
 
 /* The refusal names the family, and the arch each family maps to is one

@@ -73,4 +73,7 @@ const char *vf_cli_runtime_label(vf_runtime r, bool graph);
 enum { OPT_TRAIN = VF_OPT_CMD_FIRST, OPT_JSON, OPT_EXPLAIN, OPT_UNITS, OPT_HELP };
 extern const struct option vf_cli_estimate_cmd_options[];
 
+/* models' own options (args/models_args.c, vf_cli_models_options in cli.h) */
+enum { M_JSON = VF_OPT_CMD_FIRST, M_FAMILY, M_FITS, M_LOCAL, M_HOST, M_MAX_PARAMS, M_TASK, M_TRAIN, M_UNITS, M_HELP };
+
 #endif

@@ -26,9 +26,10 @@ static const struct option *const estimate_tables[] = {vf_cli_estimate_cmd_optio
                                                        vf_cli_train_options, NULL};
 static const struct option *const fit_tables[] = {vf_cli_fit_options, vf_cli_estimate_options, vf_cli_train_options,
                                                   NULL};
-/* models' own table: /api/models?family=F, and the reverse question's
- * parameters (fits=GPU, ...) once 'vramfit models' takes them */
-static const struct option *const models_tables[] = {vf_cli_models_options, NULL};
+/* models' own table (family=F, the reverse question's fits=GPU, ...), then
+ * the knobs it prices the reverse question with, as its parser merges them */
+static const struct option *const models_tables[] = {vf_cli_models_options, vf_cli_estimate_options,
+                                                     vf_cli_train_options, NULL};
 /* snapshot's options but --estimate, whose "MODEL knobs" would open a model
  * past the fence the model word keeps: /api/snapshot?model=FILE.pickle */
 static const struct option snapshot_page_options[] = {{"units", required_argument, 0, 'u'}, {0, 0, 0, 0}};

@@ -113,13 +113,17 @@ vf_status vf__fit_run_with(const vf_model *m, const vf_fit_opts *opts, vf_estima
     out->headroom_bytes = opts->gpu_bytes >= needed ? mag : -mag;
     vf_speed_bounds(m, &o, &out->est, opts->gpu, n, &out->speed);
 
-    if (!opts->no_search) {
+    uint32_t run = opts->no_search ? 0 : opts->searches ? opts->searches : ~VF_FIT_SEARCH_IF_FITS;
+    if ((run & VF_FIT_SEARCH_IF_FITS) && !out->fits)
+        run = 0;
+    if (run) {
         /* a network by its graph has no context; its batch is the search */
-        if (!m->graph)
+        if (!m->graph && (run & VF_FIT_SEARCH_CONTEXT))
             out->max_context = vf__fit_max_context(&c, &o, opts->gpu_bytes, &out->max_context_capped);
-        out->max_batch = vf__fit_max_batch(&c, &o, opts->gpu_bytes, &out->max_batch_capped);
+        if (run & VF_FIT_SEARCH_BATCH)
+            out->max_batch = vf__fit_max_batch(&c, &o, opts->gpu_bytes, &out->max_batch_capped);
         vf__gpu_plan plan;
-        if (vf__fit_min_gpus(&c, &opts->est, opts->gpu_bytes, per_node, &plan)) {
+        if ((run & VF_FIT_SEARCH_GPUS) && vf__fit_min_gpus(&c, &opts->est, opts->gpu_bytes, per_node, &plan)) {
             out->min_gpus = plan.gpus;
             out->min_tp = plan.tp;
             out->min_pp = plan.pp;
@@ -128,7 +132,7 @@ vf_status vf__fit_run_with(const vf_model *m, const vf_fit_opts *opts, vf_estima
             out->min_nodes = plan.nodes;
             snprintf(out->parallelism, sizeof out->parallelism, "%s", plan.words);
         }
-        if (!out->fits)
+        if (!out->fits && (run & VF_FIT_SEARCH_ADVICE))
             vf__fit_advise(&c, &o, opts, out);
     }
     free(scratch);

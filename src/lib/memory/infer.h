@@ -71,6 +71,10 @@ VF_HIDDEN vf_status vf__weights_layers(const vf_model *m, const char *scheme, vf
 VF_HIDDEN vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep, vf__wlayers *L,
                                       vf_error *err);
 
+/* Each tensor's bytes under (scheme, keep), priced on first use and owned by the model. */
+VF_HIDDEN vf_status vf__weights_tensor_bytes(const vf_model *m, const char *scheme, vf_dtype keep,
+                                             const uint64_t **out, vf_error *err);
+
 /* Prices every tensor as stored, or re-priced with o->weights. keep_dtype
  * (VF_DTYPE_UNKNOWN = as stored) is what a bitsandbytes/GPTQ load keeps the
  * unquantized tensors in. */

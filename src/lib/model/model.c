@@ -273,3 +273,14 @@ void vf_model_totals_get(const vf_model *m, vf_model_totals *t)
             t->active_params += x->n_params;
     }
 }
+
+uint64_t vf_model_host_side_params(const vf_model *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; m && i < m->n_tensors; i++) {
+        const vf_tensor *t = &m->tensors[i];
+        if (t->role == VF_ROLE_EMBED || t->role == VF_ROLE_POS_EMBED || (t->flags & (VF_TENSOR_MTP | VF_TENSOR_VISION)))
+            n = vf__sadd(n, t->n_params);
+    }
+    return n;
+}

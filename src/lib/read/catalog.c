@@ -1,9 +1,12 @@
 /* catalog.c — the embedded model catalog: names, aliases and near-miss suggestions.
  *
- * Entries come from the embedded files "models/<org>__<name>.json" (real
- * Hugging Face config.json files, see data/models/SOURCES.md). The table is
- * built once, on first use, from the embedded data; it never changes after. */
+ * Entries come from the index generated at build time from
+ * data/models/catalog.tsv: each id with the embedded config.json answering
+ * it (its own, or its base's for a variant). The table of names is built once,
+ * on first use, without parsing a config; it never changes after. */
 #include "model/model.h"
+#include "read/catalog_counts.h"
+#include "read/catalog_index.h"
 #include "read/readers.h"
 
 #include <ctype.h>
@@ -19,9 +22,9 @@ typedef struct cat_entry {
     char id[CAT_ID_MAX];     /* "Qwen/Qwen3-8B" */
     char alias[CAT_ID_MAX];  /* "qwen3-8b" */
     char alt[CAT_ID_MAX];    /* "llama-3.1-8b" for "Meta-Llama-3.1-8B" (Meta renamed its repos), else "" */
-    char family[64];
-    uint64_t ctx;
+    const vf__catalog_row *row;
     const vf__embedded_file *file;
+    const vf__catalog_counts *counts; /* the build's count of it, NULL if none */
 } cat_entry;
 
 static cat_entry g_cat[CAT_MAX];
@@ -34,66 +37,51 @@ static void lower(char *s)
         *s = (char)tolower((unsigned char)*s);
 }
 
-static uint64_t config_context(const json_t *cfg)
-{
-    /* the keys families use for the trained context, most common first */
-    static const char *const keys[] = {"max_position_embeddings", "n_positions", "max_sequence_length",
-                                       "seq_length", "n_ctx"};
-    for (int pass = 0; pass < 2 && cfg; pass++) {
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-            uint64_t v;
-            if (vf__json_u64(json_object_get(cfg, keys[k]), &v) && v > 0)
-                return v;
-        }
-        cfg = json_object_get(cfg, "text_config"); /* multimodal wrappers (Gemma 3) */
-    }
-    return 0;
-}
-
-static void fill_from_config(cat_entry *e)
-{
-    json_t *cfg = vf__json_parse(e->file->data, e->file->len, e->file->name, NULL);
-    if (!json_is_object(cfg)) {
-        json_decref(cfg);
-        return;
-    }
-    const char *mt = json_string_value(json_object_get(cfg, "model_type"));
-    if (mt)
-        snprintf(e->family, sizeof e->family, "%s", mt);
-    e->ctx = config_context(cfg);
-    json_decref(cfg);
-}
-
 static int cmp_entry(const void *a, const void *b)
 {
     return strcasecmp(((const cat_entry *)a)->id, ((const cat_entry *)b)->id);
 }
 
+static int cmp_counts(const void *key, const void *row)
+{
+    return strcasecmp((const char *)key, ((const vf__catalog_counts *)row)->id);
+}
+
+/* The table is sorted as the entries are; a search keeps it right whatever it holds. */
+static const vf__catalog_counts *counts_of(const char *id)
+{
+    const vf__catalog_counts *c =
+        bsearch(id, vf__catalog_counts_rows, vf__catalog_counts_n, sizeof vf__catalog_counts_rows[0], cmp_counts);
+    return c && strcmp(c->id, id) == 0 ? c : NULL;
+}
+
+/* The generated index (data/models/catalog.tsv) names each id's embedded file. */
 static void build(void)
 {
-    static const char prefix[] = "models/", suffix[] = ".json";
-    for (size_t i = 0; i < vf__embedded_count && g_n < CAT_MAX; i++) {
-        const vf__embedded_file *f = &vf__embedded_files[i];
-        size_t len = strlen(f->name);
-        if (strncmp(f->name, prefix, sizeof prefix - 1) != 0 || !vf__ends_with(f->name, suffix))
-            continue;
-        const char *base = f->name + sizeof prefix - 1;
-        size_t blen = len - (sizeof prefix - 1) - (sizeof suffix - 1);
-        const char *sep = strstr(base, "__");
-        if (!sep || sep == base || (size_t)(sep - base) + 2 >= blen || blen >= CAT_ID_MAX)
-            continue; /* not "<org>__<name>.json" */
+    for (size_t i = 0; i < vf__catalog_nrows && g_n < CAT_MAX; i++) {
+        const vf__catalog_row *r = &vf__catalog_rows[i];
+        const vf__embedded_file *f = vf__embedded_find(r->file);
+        const char *slash = strchr(r->id, '/');
+        if (!f || !slash || strlen(r->id) >= CAT_ID_MAX)
+            continue; /* the index tool checks both; kept for a library built from other data */
         cat_entry *e = &g_cat[g_n];
-        size_t olen = (size_t)(sep - base);
-        snprintf(e->id, sizeof e->id, "%.*s/%.*s", (int)olen, base, (int)(blen - olen - 2), sep + 2);
-        snprintf(e->alias, sizeof e->alias, "%s", strchr(e->id, '/') + 1);
+        snprintf(e->id, sizeof e->id, "%s", r->id);
+        snprintf(e->alias, sizeof e->alias, "%s", slash + 1);
         lower(e->alias);
         if (strncmp(e->alias, "meta-", 5) == 0 && e->alias[5])
             memcpy(e->alt, e->alias + 5, strlen(e->alias + 5) + 1); /* shorter than alias */
+        e->row = r;
         e->file = f;
-        fill_from_config(e);
         g_n++;
     }
     qsort(g_cat, g_n, sizeof g_cat[0], cmp_entry);
+    for (size_t i = 0; i < g_n; i++)
+        g_cat[i].counts = counts_of(g_cat[i].id);
+    /* an alias two orgs share (google/gemma-2-9b, unsloth/gemma-2-9b) names the first id only */
+    for (size_t i = 1; i < g_n; i++)
+        for (size_t j = 0; j < i && g_cat[i].alias[0]; j++)
+            if (strcmp(g_cat[j].alias, g_cat[i].alias) == 0)
+                g_cat[i].alias[0] = '\0';
 }
 
 static void ensure(void)
@@ -112,10 +100,20 @@ vf_status vf_catalog_entry(size_t i, vf_catalog_info *out)
     ensure();
     if (i >= g_n || !out)
         return VF_EINVAL;
+    memset(out, 0, sizeof *out);
     out->id = g_cat[i].id;
     out->alias = g_cat[i].alias;
-    out->family = g_cat[i].family;
-    out->context_length = g_cat[i].ctx;
+    out->family = g_cat[i].row->family;
+    out->context_length = g_cat[i].row->context;
+    out->provenance = g_cat[i].row->provenance;
+    out->task = g_cat[i].row->task;
+    const vf__catalog_counts *c = g_cat[i].counts;
+    out->counted = c != NULL;
+    out->params = c ? c->params : 0;
+    out->active_params = c ? c->active_params : 0;
+    out->bytes = c ? c->bytes : 0;
+    out->model_context = c ? c->context : 0;
+    out->host_side_params = c ? c->host_side_params : 0;
     return VF_OK;
 }
 

@@ -5,6 +5,7 @@
  * and the tensor count a config implies is bounded before building, so a
  * hostile config cannot make us allocate without limit. */
 #include "read/arch/arch.h"
+#include "read/pyfloats.h"
 #include "read/readers.h"
 
 #include <stdio.h>
@@ -464,48 +465,9 @@ static vf_status unknown_family(vf_model *m, const json_t *t, const char *type, 
     return VF_OK;
 }
 
-/* Python's json.dump writes float('inf') and nan as the bare words Infinity,
- * -Infinity and NaN (Nemotron-H's time_step_limit): JSON has no such tokens.
- * Outside strings they become null, padded to the same length so positions in
- * error messages hold. NULL when the text has none (or no memory). */
-static char *python_floats(const char *text, size_t len)
-{
-    char *out = NULL;
-    bool in_str = false;
-    for (size_t i = 0; i < len; i++) {
-        char c = text[i];
-        if (in_str) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_str = false;
-            continue;
-        }
-        if (c == '"') {
-            in_str = true;
-            continue;
-        }
-        size_t n = len - i >= 9 && memcmp(text + i, "-Infinity", 9) == 0 ? 9
-                   : len - i >= 8 && memcmp(text + i, "Infinity", 8) == 0  ? 8
-                   : len - i >= 3 && memcmp(text + i, "NaN", 3) == 0       ? 3
-                                                                           : 0;
-        if (!n)
-            continue;
-        if (!out) {
-            if (!(out = malloc(len + 1)))
-                return NULL;
-            memcpy(out, text, len);
-            out[len] = '\0';
-        }
-        memcpy(out + i, n == 3 ? "0  " : "null     ", n);
-        i += n - 1;
-    }
-    return out;
-}
-
 json_t *vf__config_json_parse(const char *text, size_t len, const char *path, vf_error *err)
 {
-    char *fixed = python_floats(text, len);
+    char *fixed = vf__python_floats(text, len);
     json_t *j = vf__json_parse(fixed ? fixed : text, len, path, err);
     free(fixed);
     return j;

@@ -269,6 +269,20 @@ static vf_status open_file(vf_model **mp, vf__fs *fs, const char *source, vf_err
     return st;
 }
 
+/* A catalog answer that is not the model's own published file says so. */
+static void warn_provenance(vf_model *m, const char *id)
+{
+    vf_catalog_info ci;
+    if (vf_catalog_entry(vf_catalog_find(id), &ci) != VF_OK || !ci.provenance)
+        return;
+    if (strcmp(ci.provenance, "variant") == 0)
+        vf__model_warn(m, "%s: the catalog answers with its base model's config.json (a variant whose own file it "
+                          "does not hold; data/models/catalog.tsv says which and why)", id);
+    else if (strcmp(ci.provenance, "assembled") == 0)
+        vf__model_warn(m, "%s: the catalog's config.json was assembled from code and docs, not copied from the "
+                          "published file (data/models/catalog.tsv says from what)", id);
+}
+
 static vf_status open_catalog(vf_model **mp, const char *source, const char *hub_note, vf_error *err)
 {
     size_t len = 0;
@@ -289,11 +303,29 @@ static vf_status open_catalog(vf_model **mp, const char *source, const char *hub
                      : vf__err(err, VF_ENOMEM, source, "out of memory");
     if (st == VF_OK && canonical && !m->hp.name[0])
         snprintf(m->hp.name, sizeof m->hp.name, "%s", canonical);
+    if (st == VF_OK)
+        warn_provenance(m, canonical ? canonical : source);
     if (st != VF_OK)
         vf_model_free(m);
     else
         *mp = m;
     return st;
+}
+
+vf_status vf_catalog_open(size_t i, vf_model **out, vf_error *err)
+{
+    vf_catalog_info ci;
+    if (!out)
+        return vf__err(err, VF_EINVAL, "", "no model given");
+    *out = NULL;
+    if (vf_catalog_entry(i, &ci) != VF_OK)
+        return vf__err(err, VF_EINVAL, "", "catalog entry %zu out of range (%zu entries)", i, vf_catalog_count());
+    vf_status st = open_catalog(out, ci.id, "", err);
+    if (st != VF_OK)
+        return st;
+    snprintf((*out)->origin, sizeof (*out)->origin, "the embedded catalog");
+    vf__model_classify(*out);
+    return VF_OK;
 }
 
 /* A Hub repository: the file the opener reads first, through the Hub's file
@@ -317,6 +349,22 @@ static vf_status open_hub(vf_model **mp, const vf__hub_id *id, const vf_open_opt
         snprintf(m->origin, sizeof m->origin, "%s", vf__hub_answered(h));
     }
     vf__hub_free(h);
+    return st;
+}
+
+/* An id neither the HF cache nor the catalog holds, offline: what was
+ * searched, the nearest catalog ids and how to answer anyway, in one line. */
+static vf_status offline_miss(const char *source, const vf_error *ce, vf_error *err)
+{
+    char *root = vf__hfcache_root();
+    const char *near = strstr(ce->msg, "did you mean: ");
+    vf_status st = vf__err(err, VF_ENOENT, source,
+                           "not in the embedded catalog%s%s, nor in the Hugging Face cache (%s); offline, so the Hub "
+                           "was not asked: give a path to its config.json or weights, or drop --offline/HF_HUB_OFFLINE "
+                           "to read hf://%s",
+                           near ? "; nearest: " : "", near ? near + 14 : "", root ? root : "no cache directory",
+                           source);
+    free(root);
     return st;
 }
 
@@ -345,6 +393,8 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
             snprintf((*mp)->origin, sizeof (*mp)->origin, "the embedded catalog");
             return st;
         }
+        if (hub && offline && st == VF_ENOENT)
+            return offline_miss(source, &ce, err);
         if (!hub || offline || st != VF_ENOENT) {
             if (err)
                 *err = ce;

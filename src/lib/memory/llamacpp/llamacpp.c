@@ -145,44 +145,46 @@ static void lc_put(uint64_t *dev, uint64_t *host, int d, uint64_t b)
  * layer's device; a tied output is a duplicated copy there. */
 static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, lc_run *r, vf_error *err)
 {
-    vf__pricer pr;
-    vf_status st = vf__pricer_init(&pr, m, o->weights, VF_DTYPE_UNKNOWN, err);
+    const uint64_t *bytes;
+    vf_status st = vf__weights_tensor_bytes(m, o->weights, VF_DTYPE_UNKNOWN, &bytes, err);
     if (st != VF_OK)
         return st;
     vf__lc_overrides *ov = calloc(1, sizeof *ov);
     if (!ov) {
-        vf__pricer_free(&pr);
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     }
     if ((st = vf__lc_overrides_parse(o->tensor_overrides, r->n_dev, ov, err)) != VF_OK) {
         free(ov);
-        vf__pricer_free(&pr);
         return st;
     }
     uint64_t *layer_host = r->nl ? calloc(r->nl, sizeof *layer_host) : NULL;
     int *layer_dev = r->nl ? calloc(r->nl, sizeof *layer_dev) : NULL;
     if (r->nl && (!layer_host || !layer_dev)) {
         free(layer_host), free(layer_dev), vf__lc_overrides_free(ov), free(ov);
-        vf__pricer_free(&pr);
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     }
     for (uint32_t l = 0; l < r->nl; l++)
         layer_dev[l] = layer_device(l, r->nl, r->ngl, r->n_dev, r->cum);
     bool has_output = false;
     uint64_t embd_bytes = 0;
+    int32_t last_layer = -1; /* tensors come layer by layer: its device once per layer */
+    int last_dev = -1;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
         if (t->flags & VF_TENSOR_MTP)
             continue; /* nextn layers: TENSOR_SKIP, never allocated */
-        bool qd;
-        uint64_t b = vf__pricer_tensor(&pr, i, &qd);
+        uint64_t b = bytes[i];
         int dev;
         if (t->role == VF_ROLE_EMBED || t->role == VF_ROLE_POS_EMBED) {
             dev = -1;
             if (t->role == VF_ROLE_EMBED)
                 embd_bytes = vf__sadd(embd_bytes, b);
         } else if (t->layer >= 0 && (uint32_t)t->layer < r->nl) {
-            dev = layer_device((uint32_t)t->layer, r->nl, r->ngl, r->n_dev, r->cum);
+            if (t->layer != last_layer) {
+                last_dev = layer_device((uint32_t)t->layer, r->nl, r->ngl, r->n_dev, r->cum);
+                last_layer = t->layer;
+            }
+            dev = last_dev;
         } else {
             dev = r->out_dev;
             if (t->role == VF_ROLE_OUTPUT)
@@ -200,7 +202,6 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
         lc_put(r->dev_model, &r->host_model, dev, b);
         lc_note_matrix(r, &m->hp, t, dev, b);
     }
-    vf__pricer_free(&pr);
     /* op offload (ggml-backend.c's scheduler with op_offload on, the
      * default; ggml-cuda offload_op: batch >= 32): a host weight's matmul
      * runs on the GPU of its layer, the weight copied into that device's

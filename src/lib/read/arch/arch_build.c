@@ -24,6 +24,7 @@
  * Packed weights carry VF_TENSOR_PACKED and n_params = out*in (the logical
  * weights); scales and zero points carry n_params = 0. */
 #include "read/arch/arch.h"
+#include "base/substrings.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -212,6 +213,8 @@ static const regex_t *compiled(vf__ab *b, const char *pat)
     return r->ok ? &r->rx : NULL;
 }
 
+static void skip_free(struct vf__ab_skipidx *x);
+
 void vf__ab_done(vf__ab *b)
 {
     for (size_t i = 0; i < b->n_rx; i++)
@@ -219,7 +222,7 @@ void vf__ab_done(vf__ab *b)
             regfree(&b->rx[i].rx);
     b->n_rx = 0;
     for (int i = 0; i < 2; i++) {
-        free(b->skipidx[i]);
+        skip_free(b->skipidx[i]);
         b->skipidx[i] = NULL;
     }
 }
@@ -244,78 +247,33 @@ static bool pattern_matches(vf__ab *b, const char *pat, const char *module)
     return pat[0] && strstr(module, pat) != NULL;
 }
 
-/* At most this many entries of a list are consulted: real lists name every
- * router of a model (~100); the bound keeps hostile lists cheap. */
-#define MAX_PATTERNS 512
+/* At most this many entries of a list are consulted, and this many bytes of
+ * its plain names indexed (real lists name every router and norm of a model:
+ * GLM-4.5-FP8 839 names, 42 KB); a list past them has its first
+ * MAX_ONE_BY_ONE names tried one by one. The bounds keep hostile lists cheap. */
+#define MAX_PATTERNS 4096
+#define MAX_PLAIN_BYTES (1u << 18)
+#define MAX_ONE_BY_ONE 512
 
 static bool is_plain(const char *pat) { return strncmp(pat, "re:", 3) != 0 && !strpbrk(pat, "*?["); }
 
 /*
  * A list's plain names, for the substring rule without one strstr per name:
- * an FP8 checkpoint's list names every router (Qwen3-30B-A3B-FP8: 145) and is
- * asked for each of its ~19k linears, which was most of its inspect. A name
- * is a substring of the module iff one of the module's windows of its length
- * equals it, so the windows are hashed (polynomial, rolling) once per
- * distinct name length and looked up; a hit is confirmed with memcmp.
+ * an FP8 checkpoint's list names every router (Qwen3-Next-80B-A3B-FP8: 407
+ * names) and is asked for each of its ~73k linears, which was most of its
+ * inspect; one Aho–Corasick pass over the module's name answers for all.
  */
-#define SKIP_SLOTS 1024u /* power of two, twice MAX_PATTERNS */
-#define SKIP_MAX_LENS 16 /* more distinct lengths: the names one by one */
-#define HASH_B 1099511628211ull
-
 typedef struct vf__ab_skipidx {
     const json_t *list; /* the list indexed */
-    bool other; /* re: or glob patterns too, tried one by one */
-    bool slow;  /* too many distinct lengths: not used */
-    size_t n_lens;
-    size_t lens[SKIP_MAX_LENS];
-    uint64_t top[SKIP_MAX_LENS]; /* HASH_B^(len - 1), to roll the first byte out */
-    struct {
-        const char *s;
-        size_t len;
-        uint64_t h;
-    } slot[SKIP_SLOTS];
+    bool other;         /* re: or glob patterns too, tried one by one */
+    vf__substrings *plain; /* NULL: the names one by one */
 } vf__ab_skipidx;
 
-static uint64_t hash_bytes(const char *s, size_t n)
+static void skip_free(vf__ab_skipidx *x)
 {
-    uint64_t h = 0;
-    for (size_t i = 0; i < n; i++)
-        h = h * HASH_B + (unsigned char)s[i];
-    return h;
-}
-
-static size_t slot_of(uint64_t h) { return (size_t)((h * 0x9E3779B97F4A7C15ull) >> 54) & (SKIP_SLOTS - 1); }
-
-static bool skip_add_len(vf__ab_skipidx *x, size_t len)
-{
-    for (size_t k = 0; k < x->n_lens; k++)
-        if (x->lens[k] == len)
-            return true;
-    if (x->n_lens == SKIP_MAX_LENS)
-        return false;
-    uint64_t t = 1;
-    for (size_t i = 1; i < len; i++)
-        t *= HASH_B;
-    x->lens[x->n_lens] = len;
-    x->top[x->n_lens++] = t;
-    return true;
-}
-
-static void skip_insert(vf__ab_skipidx *x, const char *s, size_t len)
-{
-    uint64_t h = hash_bytes(s, len);
-    size_t i = slot_of(h);
-    while (x->slot[i].s) /* at most MAX_PATTERNS names in SKIP_SLOTS: a free slot exists */
-        i = (i + 1) & (SKIP_SLOTS - 1);
-    x->slot[i].s = s, x->slot[i].len = len, x->slot[i].h = h;
-}
-
-static bool skip_lookup(const vf__ab_skipidx *x, const char *w, size_t len, uint64_t h)
-{
-    for (size_t i = slot_of(h); x->slot[i].s; i = (i + 1) & (SKIP_SLOTS - 1))
-        if (x->slot[i].h == h && x->slot[i].len == len && memcmp(x->slot[i].s, w, len) == 0)
-            return true;
-    return false;
+    if (x)
+        vf__substrings_free(x->plain);
+    free(x);
 }
 
 /* NULL (no memory): the caller matches name by name. */
@@ -323,43 +281,30 @@ static vf__ab_skipidx *skip_index(vf__ab *b, int which, const json_t *list)
 {
     if (b->skipidx[which] && b->skipidx[which]->list == list)
         return b->skipidx[which];
-    free(b->skipidx[which]);
+    skip_free(b->skipidx[which]);
     vf__ab_skipidx *x = b->skipidx[which] = calloc(1, sizeof *x);
     if (!x)
         return NULL;
     x->list = list;
-    size_t n = json_array_size(list);
-    for (size_t i = 0; i < n && i < MAX_PATTERNS && !x->slow; i++) {
+    size_t n = json_array_size(list), bytes = 0;
+    for (size_t i = 0; i < n && i < MAX_PATTERNS; i++) {
+        const char *p = json_string_value(json_array_get(list, i));
+        if (p && is_plain(p))
+            bytes += strlen(p) < MAX_PLAIN_BYTES ? strlen(p) : MAX_PLAIN_BYTES;
+    }
+    x->plain = bytes && bytes <= MAX_PLAIN_BYTES ? vf__substrings_new(bytes) : NULL;
+    for (size_t i = 0; i < n && i < MAX_PATTERNS; i++) {
         const char *p = json_string_value(json_array_get(list, i));
         if (!p || !p[0])
             continue; /* pattern_matches: an empty name matches nothing */
         if (!is_plain(p))
             x->other = true;
-        else if (skip_add_len(x, strlen(p)))
-            skip_insert(x, p, strlen(p));
-        else
-            x->slow = true;
-    }
-    return x;
-}
-
-static bool skip_plain_hit(const vf__ab_skipidx *x, const char *module)
-{
-    size_t m = strlen(module);
-    for (size_t k = 0; k < x->n_lens; k++) {
-        size_t len = x->lens[k];
-        if (len > m)
-            continue;
-        uint64_t h = hash_bytes(module, len);
-        for (size_t i = 0;; i++) {
-            if (skip_lookup(x, module + i, len, h))
-                return true;
-            if (i + len >= m)
-                break;
-            h = (h - (unsigned char)module[i] * x->top[k]) * HASH_B + (unsigned char)module[i + len];
+        else if (x->plain && !vf__substrings_add(x->plain, p, strlen(p))) {
+            vf__substrings_free(x->plain); /* cannot happen: the bytes were counted */
+            x->plain = NULL;
         }
     }
-    return false;
+    return x;
 }
 
 static bool list_matches(vf__ab *b, int which, const json_t *list, const char *module)
@@ -368,17 +313,20 @@ static bool list_matches(vf__ab *b, int which, const json_t *list, const char *m
         return pattern_matches(b, json_string_value(list), module);
     if (!json_is_array(list))
         return false;
-    const vf__ab_skipidx *x = skip_index(b, which, list);
-    bool indexed = x && !x->slow;
-    if (indexed && skip_plain_hit(x, module))
+    vf__ab_skipidx *x = skip_index(b, which, list);
+    bool indexed = x && x->plain;
+    if (indexed && vf__substrings_any(x->plain, module))
         return true;
     if (indexed && !x->other)
         return false;
-    size_t n = json_array_size(list);
-    for (size_t i = 0; i < n && i < MAX_PATTERNS; i++) {
+    size_t n = json_array_size(list), tried = 0;
+    for (size_t i = 0; i < n && i < MAX_PATTERNS && tried < MAX_ONE_BY_ONE; i++) {
         const char *p = json_string_value(json_array_get(list, i));
-        if (p && !(indexed && is_plain(p)) && pattern_matches(b, p, module))
+        if (!p || (indexed && is_plain(p)))
+            continue;
+        if (pattern_matches(b, p, module))
             return true;
+        tried++;
     }
     return false;
 }
