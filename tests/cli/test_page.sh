@@ -58,8 +58,10 @@ if /usr/bin/python3 tests/cli/gen_snapshot.py "$TMP/snapgen" >/dev/null 2>&1 && 
 fi
 # shellcheck disable=SC2086 # two words, or none
 # shellcheck disable=SC2086 # two assignments, or none
-timeout 300 env HF_ENDPOINT="http://127.0.0.1:$api" NO_PROXY='*' $snapenv node tests/page/page.test.mjs "$port" "$VF" "$B/page" $hubargs
+timeout 300 env HF_ENDPOINT="http://127.0.0.1:$api" NO_PROXY='*' $snapenv node tests/page/page.test.mjs "$port" "$VF" "$B/page" $hubargs >"$TMP/page.out" 2>&1
 rc=$?
+cat "$TMP/page.out"
+grep -q '^# page: every check ran' "$TMP/page.out" || fail "page: browser run" "stopped before its last check: $(tail -c 300 "$TMP/page.out")"
 [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "page: browser run" "exit $rc"
 kill $pid ${pid2:-} ${pid3:-} ${hspid:-} 2>/dev/null
 wait $pid 2>/dev/null

@@ -428,6 +428,7 @@ if (first) {
   before = await ready(page);
   await page.click('#fits-table tr[data-model] a');
   await waitUpdate(page, before);
+  await page.waitForSelector('#verdict', { timeout: 60000 }); /* the full view's answer, drawn after the view's first ready */
   const u = new URL(page.url()).searchParams, fr = cli('fit', { model: first, gpu: 'RTX 4090', runtime: 'vllm', context: 8192 });
   check('a row opens its full view (the model on that GPU with the filters\' knobs = fit --json)', u.get('model') === first && u.get('gpu') === 'RTX 4090' && u.get('runtime') === 'vllm'
     && (await page.$eval('#verdict', e => e.textContent)).includes('needs ' + gibs(fr.needed_bytes)), page.url());
@@ -526,5 +527,6 @@ if (process.env.SNAP_PORT) {
 
 await ctx.close();
 rmSync(dataDir, { recursive: true, force: true });
+console.log('# page: every check ran'); /* tests/cli/test_page.sh fails a run that stopped before this line */
 process.exit(failed ? 1 : 0);
 
