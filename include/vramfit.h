@@ -869,6 +869,7 @@ typedef struct vf_gpu { VF_GROWABLE_BEGIN
     const char *unified_vllm;
     const char *unified_llamacpp;
     const char *unified_assumed;
+    uint64_t unified_free_bytes; /* the free memory assumed where vLLM reads MemAvailable (0: not such a device) */
 VF_GROWABLE_END(512) } vf_gpu;
 VF_SIZE_PINNED(vf_gpu, 512);
 

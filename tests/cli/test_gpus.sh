@@ -75,13 +75,13 @@ check_json "gpus: a device with its own memory has no unified rule" 0 \
 check_json "gpus: GH200 counts only its HBM" 0 \
     ".gpus[] | select(.name==\"GH200 96GB\") | ((.memory_bytes - 95.13*$GIB) | fabs) < 0.01*$GIB and (.note | test(\"C2C\"))" "$VF" gpus --json
 for g in GB10 "DGX Spark" "Jetson AGX Orin" "Jetson AGX Thor" "Strix Halo" "Ryzen AI Max+ 395"; do
-    check_out "fit --gpu $g: vLLM's rule shown" 0 "memory shared with the CPU: vLLM" "$VF" fit Qwen/Qwen3-8B --gpu "$g" --runtime vllm
+    check_out "fit --gpu $g: vLLM's rule shown" 0 "memory shared with the CPU: vLLM" "$VF" fit Qwen/Qwen3-8B --gpu "$g" --runtime vllm --gpu-util 0.8
     check_out "fit --gpu $g: the OS share assumed" 0 "assumed: " "$VF" fit Qwen/Qwen3-8B --gpu "$g" --runtime llama.cpp
 done
 check_out "fit --gpu GB10: llama.cpp's rule" 0 "shared with the CPU: llama.cpp CUDA .*MemAvailable" \
     "$VF" fit Qwen/Qwen3-8B --gpu GB10 --runtime llama.cpp
 check_json "fit --gpu GB10 --json: the rule" 0 '.unified_memory.rule | test("SM 12.1")' \
-    "$VF" fit Qwen/Qwen3-8B --gpu GB10 --runtime vllm --json
+    "$VF" fit Qwen/Qwen3-8B --gpu GB10 --runtime vllm --gpu-util 0.8 --json
 check_out "estimate --gpu GB10: the rule in the assumptions" 0 "gpu = GB10, memory shared with the CPU: vLLM" \
     "$VF" estimate Qwen/Qwen3-8B --gpu GB10 --runtime vllm
 check_json "fit --gpu H100: no unified rule" 0 'has("unified_memory") | not' "$VF" fit Qwen/Qwen3-8B --gpu H100 --runtime vllm --json
@@ -97,3 +97,15 @@ check_json "fit --gpu H100 NVL: a GPU with its own memory offered" 1 \
 check_json "fit --gpu Jetson AGX Orin: a unified device offered" 1 \
     '[.suggestions[].change] | any(.[]; . == "Ryzen AI Max+ 395 128GB")' \
     "$VF" fit Qwen/Qwen3-32B --gpu "Jetson AGX Orin" --runtime transformers --context 98304 --json
+# vLLM's worker refuses to start when free memory (MemAvailable on SM 8.7/11.0/12.1) is below
+# total x gpu_memory_utilization: on GB10 0.90 x 121.69 = 109.52 GiB > 101.3 GiB measured free at boot
+# (MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47: 0.87 never started, 0.82-0.83 did); 0.83 x 121.69 = 101.00 starts.
+check_out "fit --gpu GB10: vLLM's default utilization does not start" 1 "would not start: free memory on GB10 .*--gpu-util 0.83 at most" \
+    "$VF" fit Qwen/Qwen3-8B --gpu GB10 --runtime vllm
+check_out "fit --gpu GB10: 0.87 does not start either" 1 "would not start: free memory on GB10" \
+    "$VF" fit Qwen/Qwen3-8B --gpu GB10 --runtime vllm --gpu-util 0.87
+check_out "fit --gpu GB10 --gpu-util 0.83: starts" 0 "Fits:   yes" "$VF" fit Qwen/Qwen3-8B --gpu GB10 --runtime vllm --gpu-util 0.83
+check_out "fit --gpu Jetson AGX Thor: the same bound" 1 "would not start: free memory on Jetson AGX Thor" \
+    "$VF" fit Qwen/Qwen3-8B --gpu "Jetson AGX Thor" --runtime vllm
+# ROCm is not in vLLM's UMA list: free is hipMemGetInfo's, so no such refusal on a Strix Halo
+check_out "fit --gpu Strix Halo: vLLM on ROCm starts at 0.90" 0 "Fits:   yes" "$VF" fit Qwen/Qwen3-8B --gpu "Strix Halo" --runtime vllm

@@ -83,6 +83,8 @@ static void load_catalog(void)
         r->g.unified_vllm = jstr(um, "vllm");
         r->g.unified_llamacpp = jstr(um, "llamacpp");
         r->g.unified_assumed = jstr(um, "assumed");
+        if (!vf__json_u64(json_object_get(um, "free_bytes"), &r->g.unified_free_bytes))
+            r->g.unified_free_bytes = 0;
         r->family_default = json_is_true(json_object_get(o, "family_default"));
         const json_t *al = json_object_get(o, "aliases");
         for (size_t k = 0; k < json_array_size(al) && r->n_aliases < GPU_MAX_ALIASES; k++)
@@ -267,6 +269,7 @@ vf_status vf_gpu_lookup(const char *spec, vf_gpu_choice *out, vf_error *err)
         out->gpu.family = out->gpu.vendor = out->gpu.segment = "";
         out->gpu.memory_nominal = out->gpu.memory_basis = out->gpu.interconnect = out->gpu.source = "";
         out->gpu.note = out->gpu.unified_vllm = out->gpu.unified_llamacpp = out->gpu.unified_assumed = "";
+        out->gpu.unified_free_bytes = 0;
         out->gpu.max_per_node = 8;
         double gib = (double)out->gpu.memory_bytes / 1073741824.0;
         snprintf(out->name, sizeof out->name, "%.2f GiB GPU", gib);
