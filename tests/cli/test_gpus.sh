@@ -82,7 +82,7 @@ check_out "fit --gpu GB10: llama.cpp's rule" 0 "shared with the CPU: llama.cpp C
     "$VF" fit Qwen/Qwen3-8B --gpu GB10 --runtime llama.cpp
 check_json "fit --gpu GB10 --json: the rule" 0 '.unified_memory.rule | test("SM 12.1")' \
     "$VF" fit Qwen/Qwen3-8B --gpu GB10 --runtime vllm --gpu-util 0.8 --json
-check_out "estimate --gpu GB10: the rule in the assumptions" 0 "gpu = GB10, memory shared with the CPU: vLLM" \
+check_out "estimate --gpu GB10: the rule in the assumptions" 0 "gpu_memory = GB10, shared with the CPU: vLLM" \
     "$VF" estimate Qwen/Qwen3-8B --gpu GB10 --runtime vllm
 check_json "fit --gpu H100: no unified rule" 0 'has("unified_memory") | not' "$VF" fit Qwen/Qwen3-8B --gpu H100 --runtime vllm --json
 if "$VF" estimate Qwen/Qwen3-8B --gpu H100 --runtime vllm | grep -q "shared with the CPU"; then

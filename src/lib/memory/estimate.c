@@ -59,8 +59,8 @@ static void unified_rule(const vf_estimate_opts *o, vf_estimate *e)
                        : o->runtime == VF_RUNTIME_LLAMACPP ? g->unified_llamacpp
                                                            : "";
     if (rule && rule[0])
-        vf__assume(e, "gpu = %s, memory shared with the CPU: %s", g->name, rule);
-    vf__assume(e, "gpu = %s, assumed: %s", g->name, g->unified_assumed);
+        vf__assume(e, "gpu_memory = %s, shared with the CPU: %s", g->name, rule);
+    vf__assume(e, "gpu_os_share = %s, assumed: %s", g->name, g->unified_assumed);
 }
 
 /* The memory model on models already open: the draft and projector as
