@@ -878,7 +878,7 @@ typedef struct vf_gpu { VF_GROWABLE_BEGIN
     const char *name;          /* "H100 SXM 80GB" */
     const char *family;        /* "H100" */
     const char *vendor;        /* "nvidia" | "amd" | "apple" | "" (a bare size) */
-    const char *segment;       /* "consumer" | "workstation" | "datacenter" | "apple" */
+    const char *segment;       /* "consumer" | "workstation" | "datacenter" | "embedded" | "apple" */
     uint64_t memory_bytes;     /* as the device reports it */
     const char *memory_nominal;
     const char *memory_basis;  /* "measured: ..." or "rule: ..." */
@@ -889,6 +889,13 @@ typedef struct vf_gpu { VF_GROWABLE_BEGIN
     uint32_t max_per_node;     /* GPUs one tensor-parallel group may span */
     const char *source;
     const char *note;          /* caveats ("no INT8 figure published"), or "" */
+    /* Memory shared with the CPU (GB10, Jetson, Strix Halo, Apple): what each
+     * engine may take, each with its source, and the OS/CPU share assumed;
+     * all "" for a device with memory of its own. */
+    const char *unified_vllm;
+    const char *unified_llamacpp;
+    const char *unified_assumed;
+    uint64_t unified_free_bytes; /* the free memory assumed where vLLM reads MemAvailable (0: not such a device) */
 VF_GROWABLE_END(512) } vf_gpu;
 VF_SIZE_PINNED(vf_gpu, 512);
 

@@ -170,6 +170,8 @@ int vf_cli_fit_gpu(const vf_cli_fit_args *a, vf_gpu_choice *c)
             c->gpu.name = NULL;
             c->gpu.family = c->gpu.vendor = c->gpu.segment = c->gpu.memory_nominal = "";
             c->gpu.memory_basis = c->gpu.interconnect = c->gpu.source = c->gpu.note = "";
+            c->gpu.unified_vllm = c->gpu.unified_llamacpp = c->gpu.unified_assumed = "";
+            c->gpu.unified_free_bytes = 0;
             c->gpu.max_per_node = 8;
         }
         snprintf(c->name, sizeof c->name, "%s", devs[0].name);

@@ -79,6 +79,23 @@ static void print_margin(const vf_estimate *e, uint64_t needed, vf_units u)
            vf_fmt_bytes(vf_estimate_margin_bytes(e), u, b2, sizeof b2), *why ? ": " : "", why);
 }
 
+/* A device whose memory the CPU shares: the engine's rule for what it may
+ * take and the OS/CPU share assumed (data/gpus.json "unified"). */
+static const char *unified_rule(const vf_gpu *g, vf_runtime r)
+{
+    const char *rule = r == VF_RUNTIME_VLLM ? g->unified_vllm : r == VF_RUNTIME_LLAMACPP ? g->unified_llamacpp : "";
+    return rule ? rule : "";
+}
+
+static void print_unified(const vf_gpu *g, vf_runtime r)
+{
+    if (!g->unified_assumed || !g->unified_assumed[0])
+        return;
+    if (unified_rule(g, r)[0])
+        printf("        memory shared with the CPU: %s\n", unified_rule(g, r));
+    printf("        assumed: %s\n", g->unified_assumed);
+}
+
 static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf_fit *f, const char *model)
 {
     char b1[32], b2[32], b3[32];
@@ -94,6 +111,7 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     printf("\n");
     if (c->note[0])
         printf("        note: %s\n", c->note);
+    print_unified(&c->gpu, a->est.runtime);
     int64_t h = vf_fit_headroom_bytes(f);
     printf("Fits:   %s: needs %s per GPU of %s; %s %s\n", vf_fit_fits(f) ? "yes" : "no",
            vf_fmt_bytes(vf_fit_needed_bytes(f), u, b1, sizeof b1), vf_fmt_bytes(vf_fit_gpu_bytes(f), u, b2, sizeof b2),
@@ -194,6 +212,12 @@ static int fit_one(const vf_cli_fit_args *a, vf_model *m, const vf_gpu_choice *c
         json_object_set_new(j, "parallelism", json_string(vf_fit_parallelism(f)));
         json_object_set_new(j, "mode", json_string(vf_cli_mode_name(&a->est)));
         json_object_set_new(j, "note", json_string(c->note));
+        if (c->gpu.unified_assumed && c->gpu.unified_assumed[0]) {
+            json_t *um = json_object();
+            json_object_set_new(um, "rule", json_string(unified_rule(&c->gpu, a->est.runtime)));
+            json_object_set_new(um, "assumed", json_string(c->gpu.unified_assumed));
+            json_object_set_new(j, "unified_memory", um);
+        }
         json_object_set_new(j, "speed_bounds", vf_cli_speed_json(vf_fit_speed(f)));
         json_object_set_new(j, "suggestions", suggestions_json(f));
         rc = vf_print_json(j);

@@ -38,6 +38,13 @@ static json_t *gpu_json(const vf_gpu *g)
     json_object_set_new(j, "source", json_string(g->source));
     if (g->note && g->note[0])
         json_object_set_new(j, "note", json_string(g->note));
+    if (g->unified_assumed && g->unified_assumed[0]) {
+        json_t *um = json_object();
+        json_object_set_new(um, "vllm", json_string(g->unified_vllm));
+        json_object_set_new(um, "llamacpp", json_string(g->unified_llamacpp));
+        json_object_set_new(um, "assumed", json_string(g->unified_assumed));
+        json_object_set_new(j, "unified", um);
+    }
     return j;
 }
 

@@ -1,6 +1,7 @@
 /* fit_advice.c — when it does not fit: the changes that would make it fit,
  * each re-checked by an estimate run, ranked from least to most cost. */
 #include "answer/fit_internal.h"
+#include "device/device.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -476,6 +477,14 @@ static void combine(advisor *a)
     add(a, &o, a->opts->gpu_bytes, p.gpus, COST_MONEY, ch, "these changes together, on more devices");
 }
 
+/* 0 a device with its own memory, 1 one whose memory the CPU shares, 2 Apple's. */
+static int shared_kind(const vf_gpu *g)
+{
+    if (g && g->vendor && !strcmp(g->vendor, "apple"))
+        return 2;
+    return vf__gpu_unified(g) ? 1 : 0;
+}
+
 static int cmp_sugg(const void *x, const void *y)
 {
     const vf_suggestion *a = x, *b = y;
@@ -510,11 +519,13 @@ void vf__fit_advise(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_fit_opts
         add(&a, &x, opts->gpu_bytes, out->min_gpus, COST_MONEY, ch, "more devices of the same kind");
     }
     /* the smallest catalog GPU that holds it as asked */
-    bool apple = opts->gpu && opts->gpu->vendor && !strcmp(opts->gpu->vendor, "apple");
+    /* a device of another kind (Apple, memory shared with the CPU) only for one of that kind */
+    int asked = shared_kind(opts->gpu);
     const vf_gpu *best = NULL;
     for (size_t i = 0; i < vf_gpu_count(); i++) {
         const vf_gpu *g = vf_gpu_get(i);
-        if (g->memory_bytes <= opts->gpu_bytes || (!apple && !strcmp(g->vendor, "apple")))
+        int kind = shared_kind(g);
+        if (g->memory_bytes <= opts->gpu_bytes || (kind && kind != asked))
             continue;
         if (best && g->memory_bytes >= best->memory_bytes)
             continue;

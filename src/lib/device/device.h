@@ -13,4 +13,10 @@ VF_HIDDEN vf__gen vf__gpu_generation(const char *name);
 /* The GPU's streaming multiprocessors (data sheets); 0 for a GPU not listed. */
 VF_HIDDEN uint32_t vf__gpu_sm_count(const char *name);
 
+/* The catalog row a device name denotes (a catalog name first, then any
+ * spelling vf_gpu_lookup takes); NULL for none. */
+VF_HIDDEN const vf_gpu *vf__gpu_row(const char *name);
+/* Memory shared with the CPU: the row names its engines' rules. */
+VF_HIDDEN bool vf__gpu_unified(const vf_gpu *g);
+
 #endif

@@ -1,5 +1,5 @@
 /* gpu.c — the embedded GPU catalog (data/gpus.json) and forgiving name lookup. */
-#include "base/base.h"
+#include "device/device.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -79,6 +79,12 @@ static void load_catalog(void)
         r->g.max_per_node = pn >= 1 && pn <= 1024 ? (uint32_t)pn : 1;
         r->g.source = jstr(o, "source");
         r->g.note = jstr(o, "note");
+        const json_t *um = json_object_get(o, "unified");
+        r->g.unified_vllm = jstr(um, "vllm");
+        r->g.unified_llamacpp = jstr(um, "llamacpp");
+        r->g.unified_assumed = jstr(um, "assumed");
+        if (!vf__json_u64(json_object_get(um, "free_bytes"), &r->g.unified_free_bytes))
+            r->g.unified_free_bytes = 0;
         r->family_default = json_is_true(json_object_get(o, "family_default"));
         const json_t *al = json_object_get(o, "aliases");
         for (size_t k = 0; k < json_array_size(al) && r->n_aliases < GPU_MAX_ALIASES; k++)
@@ -262,7 +268,8 @@ vf_status vf_gpu_lookup(const char *spec, vf_gpu_choice *out, vf_error *err)
         out->gpu.name = NULL;
         out->gpu.family = out->gpu.vendor = out->gpu.segment = "";
         out->gpu.memory_nominal = out->gpu.memory_basis = out->gpu.interconnect = out->gpu.source = "";
-        out->gpu.note = "";
+        out->gpu.note = out->gpu.unified_vllm = out->gpu.unified_llamacpp = out->gpu.unified_assumed = "";
+        out->gpu.unified_free_bytes = 0;
         out->gpu.max_per_node = 8;
         double gib = (double)out->gpu.memory_bytes / 1073741824.0;
         snprintf(out->name, sizeof out->name, "%.2f GiB GPU", gib);
@@ -271,3 +278,23 @@ vf_status vf_gpu_lookup(const char *spec, vf_gpu_choice *out, vf_error *err)
     }
     return vf__err(err, VF_EINVAL, spec, "no such gpu in the catalog; see 'vramfit gpus'");
 }
+
+const vf_gpu *vf__gpu_row(const char *name)
+{
+    ensure_loaded();
+    if (!name || !*name)
+        return NULL;
+    for (size_t i = 0; i < g_count; i++) /* what fit names: a catalog name */
+        if (strcmp(g_rows[i].g.name, name) == 0)
+            return &g_rows[i].g;
+    char key[160];
+    if (strlen(name) >= sizeof key)
+        return NULL;
+    norm(name, key, sizeof key);
+    for (size_t i = 0; i < g_count; i++)
+        if (row_matches(&g_rows[i], key))
+            return &g_rows[i].g;
+    return NULL;
+}
+
+bool vf__gpu_unified(const vf_gpu *g) { return g && g->unified_assumed && g->unified_assumed[0]; }

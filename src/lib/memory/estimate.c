@@ -1,6 +1,7 @@
 /* estimate.c — the memory model's entry point: defaults and dispatch, on a
  * model (and its serving extras) already open. */
 #include "memory/infer.h"
+#include "device/device.h"
 #include "memory/torch/alloc_torch.h"
 #include "memory/graph/graph_mem.h"
 
@@ -47,6 +48,21 @@ static void margin_default(const vf_estimate_opts *o, vf_estimate *e)
                    (double)e->margin_bytes / (1 << 20));
 }
 
+/* A device whose memory the CPU shares: the rule the runtime sizes itself by
+ * and the OS/CPU share assumed, from its catalog row (data/gpus.json). */
+static void unified_rule(const vf_estimate_opts *o, vf_estimate *e)
+{
+    const vf_gpu *g = vf__gpu_row(o->infer.gpu_name);
+    if (!vf__gpu_unified(g))
+        return;
+    const char *rule = o->runtime == VF_RUNTIME_VLLM       ? g->unified_vllm
+                       : o->runtime == VF_RUNTIME_LLAMACPP ? g->unified_llamacpp
+                                                           : "";
+    if (rule && rule[0])
+        vf__assume(e, "gpu_memory = %s, shared with the CPU: %s", g->name, rule);
+    vf__assume(e, "gpu_os_share = %s, assumed: %s", g->name, g->unified_assumed);
+}
+
 /* The memory model on models already open: the draft and projector as
  * o->draft_model / o->mmproj_model (answer/estimate_run.c opens them). */
 vf_status vf__estimate_core(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err)
@@ -70,7 +86,9 @@ vf_status vf__estimate_core(const vf_model *m, const vf_estimate_opts *o, vf_est
     /* a runtime without an allocator model holds what its components sum to */
     if (st == VF_OK && !out->device_bytes)
         vf__device_set(out, out->per_gpu_bytes, out->per_gpu_bytes, 0, 0);
-    if (st == VF_OK)
+    if (st == VF_OK) {
         margin_default(o, out);
+        unified_rule(o, out);
+    }
     return st;
 }

@@ -4,6 +4,7 @@
  * PyTorch (vllm/v1/worker/gpu_worker.py determine_available_memory;
  * docs/memory-model.md, "vLLM"). */
 #include "memory/infer.h"
+#include "device/device.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -432,6 +433,23 @@ static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const v
  * every rank the same number of blocks, the fewest any rank can hold
  * (v1/core/kv_cache_utils.py: one KV cache config per worker, unified to
  * the minimum num_blocks). Returns the busiest rank (most device memory). */
+/* On a device whose memory the CPU shares (SM 8.7, 11.0, 12.1) vLLM reads
+ * free memory as MemAvailable (MemorySnapshot.measure, vllm/utils/mem_utils.py)
+ * and its worker refuses to start when that is below total x
+ * gpu_memory_utilization; the free memory is the row's assumption. */
+static void unified_free_check(const vf_estimate_opts *o, const vcfg *c, vf_estimate *e)
+{
+    const vf_gpu *g = vf__gpu_row(o->infer.gpu_name);
+    if (!vf__gpu_unified(g) || !g->unified_free_bytes || c->requested <= g->unified_free_bytes || !e->starts)
+        return;
+    e->starts = false;
+    snprintf(e->reason, sizeof e->reason,
+             "free memory on %s (%.2f GiB assumed: MemAvailable, the OS and CPU hold the rest) is less than desired "
+             "GPU memory utilization (%.2f, %.2f GiB); --gpu-util %.2f at most",
+             g->name, (double)g->unified_free_bytes / GIB, c->util, (double)c->requested / GIB,
+             c->gpu_bytes ? (double)(uint64_t)((double)g->unified_free_bytes / (double)c->gpu_bytes * 100) / 100 : 0.0);
+}
+
 static uint32_t size_pools(const vcfg *c, vstage *st, vf_estimate *e)
 {
     uint64_t units = UINT64_MAX;
@@ -609,6 +627,7 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         s->act = tower > dec ? tower : dec;
     }
     e->starts = true;
+    unified_free_check(o, &c, e);
     uint32_t busiest = size_pools(&c, stages, e);
     const vstage *b = &stages[busiest];
     double conc = b->conc;
