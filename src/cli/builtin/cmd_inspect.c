@@ -33,6 +33,15 @@ static const char *dtype_label(vf_dtype dt)
     return d ? d->name : "unknown";
 }
 
+/* Row i of the per-dtype table: the dtypes this build knows, then the unknown
+ * ones (i == VF_DTYPE_COUNT); false for a dtype no tensor is stored in. */
+static bool dtype_row(const vf_model *m, int i, vf_dtype *dt, uint64_t *params, uint64_t *bytes)
+{
+    *dt = i < VF_DTYPE_COUNT ? (vf_dtype)i : VF_DTYPE_UNKNOWN;
+    vf_model_dtype_totals(m, *dt, params, bytes);
+    return *bytes || *params;
+}
+
 /* Parameters of the vision tower and projector (VF_TENSOR_VISION). */
 static uint64_t vision_params(const vf_model *m)
 {
@@ -58,11 +67,10 @@ static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
     json_object_set_new(o, "vision_params", vf_json_u64(vision_params(m)));
     json_object_set_new(o, "bytes", vf_json_u64(t->bytes));
     json_t *dts = json_object();
+    vf_dtype dt;
+    uint64_t params, bytes;
     for (int i = 0; i <= VF_DTYPE_COUNT; i++) {
-        vf_dtype dt = i < VF_DTYPE_COUNT ? (vf_dtype)i : VF_DTYPE_UNKNOWN;
-        uint64_t params, bytes;
-        vf_model_dtype_totals(m, dt, &params, &bytes);
-        if (!bytes && !params)
+        if (!dtype_row(m, i, &dt, &params, &bytes))
             continue;
         json_t *d = json_object();
         json_object_set_new(d, "params", vf_json_u64(params));
@@ -164,11 +172,10 @@ static void print_human(const vf_model *m, const vf_model_totals *t, bool tensor
     if (hp->n_experts)
         printf("experts %u, %u active per token\n", hp->n_experts, hp->n_experts_active);
     printf("\n%-12s %20s %14s\n", "dtype", "parameters", "bytes");
+    vf_dtype dt;
+    uint64_t params, bytes;
     for (int i = 0; i <= VF_DTYPE_COUNT; i++) {
-        vf_dtype dt = i < VF_DTYPE_COUNT ? (vf_dtype)i : VF_DTYPE_UNKNOWN;
-        uint64_t params, bytes;
-        vf_model_dtype_totals(m, dt, &params, &bytes);
-        if (!bytes && !params)
+        if (!dtype_row(m, i, &dt, &params, &bytes))
             continue;
         printf("%-12s %20s %14s\n", dtype_label(dt), vf_fmt_count(params, a, sizeof a), vf_fmt_bytes(bytes, u, c, sizeof c));
     }
