@@ -62,6 +62,7 @@ typedef struct vf__wlayers {
     uint64_t *sh, *rep;                     /* per block */
     uint64_t *ex;                           /* per block: the routed experts' share of sh */
     uint64_t part_sh[VF__WP_COUNT], part_rep[VF__WP_COUNT];
+    uint64_t *tensor_bytes;                 /* per tensor (llama.cpp places them one by one); 0 for MTP ones */
     struct vf__wlayers *next;
 } vf__wlayers;
 /* The memo for (scheme, keep), built on first use; owned by the model. */
@@ -71,7 +72,7 @@ VF_HIDDEN vf_status vf__weights_layers(const vf_model *m, const char *scheme, vf
 VF_HIDDEN vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep, vf__wlayers *L,
                                       vf_error *err);
 
-/* Each tensor's bytes under (scheme, keep), priced on first use and owned by the model. */
+/* Each tensor's bytes under (scheme, keep): the weights memo's own figures (0 for MTP tensors). */
 VF_HIDDEN vf_status vf__weights_tensor_bytes(const vf_model *m, const char *scheme, vf_dtype keep,
                                              const uint64_t **out, vf_error *err);
 

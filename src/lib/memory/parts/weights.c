@@ -195,7 +195,8 @@ vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep
     L->sh = nl ? calloc(nl, sizeof *L->sh) : NULL;
     L->rep = nl ? calloc(nl, sizeof *L->rep) : NULL;
     L->ex = nl ? calloc(nl, sizeof *L->ex) : NULL;
-    if (nl && (!L->sh || !L->rep || !L->ex)) {
+    L->tensor_bytes = calloc(m->n_tensors ? m->n_tensors : 1, sizeof *L->tensor_bytes);
+    if ((nl && (!L->sh || !L->rep || !L->ex)) || !L->tensor_bytes) {
         vf__pricer_free(&pr);
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     }
@@ -211,6 +212,7 @@ vf_status vf__weights_build(const vf_model *m, const char *scheme, vf_dtype keep
         uint64_t p = (t->flags & VF_TENSOR_NOT_PARAM) ? 0 : t->n_params;
         bool qd;
         uint64_t b = vf__pricer_tensor(&pr, i, &qd);
+        L->tensor_bytes[i] = b;
         if (qd) {
             w->quant_params += p;
             if (!gguf && t->n_bytes > w->largest_src) {

@@ -27,6 +27,7 @@ static void entry_free(vf__wlayers *l)
     free(l->sh);
     free(l->rep);
     free(l->ex);
+    free(l->tensor_bytes);
     free(l);
 }
 
@@ -110,4 +111,14 @@ vf_status vf__weights_price(const vf_model *m, const char *scheme, vf_dtype keep
                     L->requant ? "re-priced" : "stored", (unsigned long long)w->bytes);
     }
     return VF_OK;
+}
+
+vf_status vf__weights_tensor_bytes(const vf_model *m, const char *scheme, vf_dtype keep, const uint64_t **out,
+                                   vf_error *err)
+{
+    const vf__wlayers *L;
+    vf_status st = vf__weights_layers(m, scheme, keep, &L, err);
+    if (st == VF_OK)
+        *out = L->tensor_bytes;
+    return st;
 }
