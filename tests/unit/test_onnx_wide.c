@@ -50,7 +50,6 @@ static const unpriced unpriced_tab[] = {
      "FeaturePyramidNetwork.forward keeps its loop's locals (inner_lateral, inner_top_down, last_inner, "
      "3 x 3,211,264 B at 56x56) and the body's four maps (6,021,120 B) to its end beside the results "
      "(4,264,960 B) and the pool (16,384 B): 19,936,256 B at batch 1; a graph shows no Python locals"},
-    {"maxvit_t", 0, NP_ALL, "Einsum has no shape rule: 2,866 nodes of unknown shape"},
     {"swin_t", 0, NP_SAVED | NP_STEP, "the shifted-window blocks' saved tensors (roll, window partition, "
                                   "masked attention) are not derived"},
     {"efficientnet_v2_s", 1, NP_STEP, "the components' sum again (its gradients and saved tensors are never all "
@@ -170,16 +169,18 @@ static void check_states(const json_t *r, const char *name, uint64_t b, const vf
      * README, "Gradient storage can exceed the parameter"): 196 x 768 x 4 B more */
     if (!strcmp(name, "vit_b_16") && b == 1)
         grads -= 196 * 768 * 4;
-    /* swin_t: the exporter folded each block's relative_position_bias_table
-     * [169, h] gathered by its relative_position_index into a [h, 49, 49]
-     * constant, which the graph holds instead (torchvision swin_transformer.py,
-     * window 7x7: (2*7-1)^2 = 169 rows); h over the 12 blocks, depths 2, 2,
-     * 6, 2 with 3, 6, 12, 24 heads: 138, so the graph has 138 x (2401 - 169)
-     * = 308,016 elements more, one tensor for one */
-    if (!strcmp(name, "swin_t")) {
-        grads += 308016 * 4;
-        adamw += 2 * 308016 * 4;
-    }
+    /* swin_t and maxvit_t: the exporter folded each attention's
+     * relative_position_bias_table [169, h] gathered by its
+     * relative_position_index into a [1, h, 49, 49] constant, which the graph
+     * holds instead (torchvision 0.14 swin_transformer.py and maxvit.py,
+     * window 7x7: (2*7-1)^2 = 169 rows): 2401 - 169 = 2,232 elements more
+     * per head. swin_t: depths 2, 2, 6, 2 with 3, 6, 12, 24 heads, h = 138
+     * over its 12 blocks; maxvit_t: block_layers 2, 2, 5, 2 with
+     * 64/32 .. 512/32 = 2, 4, 8, 16 heads, two attentions (window, grid)
+     * per layer: h = 168. One tensor for one. */
+    uint64_t heads = !strcmp(name, "swin_t") ? 138 : !strcmp(name, "maxvit_t") ? 168 : 0;
+    grads += heads * 2232 * 4;
+    adamw += 2 * heads * 2232 * 4;
     assert_int_equal(e->gradients, grads);
     assert_int_equal(e->optimizer, adamw);
 }

@@ -157,6 +157,9 @@ VF_HIDDEN vf_status vf__graph_shapes(const vf_model *m, const vf__bind *b, vf__s
 VF_HIDDEN void vf__shapes_free(vf__shapes *s);
 /* Shape inference of one node (graph_shape_ops.c): false when it cannot. */
 VF_HIDDEN bool vf__infer_node(const vf__graph *g, const vf__gnode *n, vf__shapes *s);
+/* Einsum's output shape and type from its equation over the nx inputs
+ * (graph_einsum.c); false when the equation is malformed or disagrees with them. */
+VF_HIDDEN bool vf__einsum_shape(const char *eq, const vf__vshape *const *xs, uint32_t nx, vf__vshape *o);
 VF_HIDDEN bool vf__vshape_known(const vf__vshape *s);
 VF_HIDDEN uint64_t vf__vshape_numel(const vf__vshape *s);
 /* Stores kn integer contents for value id; false on no memory. */

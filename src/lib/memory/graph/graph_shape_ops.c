@@ -1017,6 +1017,20 @@ static bool op_depth_space(const ctx *c)
     return true;
 }
 
+/* Einsum: the output the equation names (graph_einsum.c). */
+static bool op_einsum(const ctx *c)
+{
+    const vf__gattr *a = vf__gattr_find(c->n, "equation");
+    const vf__vshape *xs[VF_MAX_DIMS];
+    vf__vshape *o = out(c, 0);
+    if (!a || !a->s || !o || !c->n->n_in || c->n->n_in > VF_MAX_DIMS)
+        return false;
+    for (uint32_t k = 0; k < c->n->n_in; k++)
+        if (!(xs[k] = in(c, k)))
+            return false;
+    return vf__einsum_shape(a->s, xs, c->n->n_in, o);
+}
+
 /* The shape of input k (GatherElements: the indices; Scatter*: the data). */
 static bool like_input(const ctx *c, uint32_t k, int32_t elem_from)
 {
@@ -1058,7 +1072,7 @@ static const rule rules[] = {
     {"Concat", op_concat}, {"Constant", op_constant}, {"ConstantOfShape", op_constant_of_shape},
     {"Conv", op_conv}, {"ConvTranspose", op_convtranspose}, {"Cos", op_same}, {"Cosh", op_same},
     {"CumSum", op_same}, {"DepthToSpace", op_depth_space}, {"DequantizeLinear", op_quant},
-    {"Div", op_broadcast}, {"Dropout", op_same}, {"Elu", op_same}, {"Equal", op_broadcast}, {"Erf", op_same},
+    {"Div", op_broadcast}, {"Dropout", op_same}, {"Einsum", op_einsum}, {"Elu", op_same}, {"Equal", op_broadcast}, {"Erf", op_same},
     {"Exp", op_same}, {"Expand", op_expand}, {"FastGelu", op_same}, {"Flatten", op_flatten}, {"Floor", op_same},
     {"Gather", op_gather}, {"GatherElements", op_gather_elements}, {"Gelu", op_same}, {"Gemm", op_gemm},
     {"GlobalAveragePool", op_global_pool}, {"GlobalLpPool", op_global_pool}, {"GlobalMaxPool", op_global_pool},
