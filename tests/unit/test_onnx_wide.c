@@ -46,10 +46,6 @@ typedef struct unpriced {
     const char *why;
 } unpriced;
 static const unpriced unpriced_tab[] = {
-    {"fasterrcnn_resnet50_fpn_backbone", 0, NP_INFERENCE,
-     "FeaturePyramidNetwork.forward keeps its loop's locals (inner_lateral, inner_top_down, last_inner, "
-     "3 x 3,211,264 B at 56x56) and the body's four maps (6,021,120 B) to its end beside the results "
-     "(4,264,960 B) and the pool (16,384 B): 19,936,256 B at batch 1; a graph shows no Python locals"},
     {"swin_t", 0, NP_SAVED | NP_STEP, "the shifted-window blocks' saved tensors (roll, window partition, "
                                   "masked attention) are not derived"},
     {"efficientnet_v2_s", 1, NP_STEP, "the components' sum again (its gradients and saved tensors are never all "

@@ -132,7 +132,7 @@ static bool same_child(const char *a, const char *b, size_t n)
  * bn_function, held through norm1, relu1 and conv1), and one result read by
  * two submodules (SqueezeNet's Fire: the squeeze output read by both expands,
  * held through their torch.cat). The top level is left out. */
-static void hold_locals(const vf__graph *g, const vf__shapes *s, vf__live *L, scope_tab *t)
+static void hold_locals(const vf__graph *g, const vf__shapes *s, vf__live *L, scope_tab *t, const uint32_t *bound)
 {
     size_t nv = g->n_v;
     uint32_t *cp = malloc((nv ? nv : 1) * sizeof *cp);
@@ -170,8 +170,8 @@ static void hold_locals(const vf__graph *g, const vf__shapes *s, vf__live *L, sc
         }
     }
     for (size_t i = 0; i < nv; i++) {
-        if (!cp[i] || !deep[i])
-            continue;
+        if (!cp[i] || !deep[i] || bound[i] != VF_GRAPH_NONE)
+            continue; /* a loop's local: bound as long as graph_loops.c says */
         const char *prod = g->node[g->v[i].producer].name;
         bool functional = dir_len(prod) == cp[i];
         if (!functional && !two[i])
@@ -187,7 +187,7 @@ out:
     free(deep);
 }
 
-static void hold_scopes(const vf__graph *g, const vf__shapes *s, vf__live *L)
+static void hold_scopes(const vf__graph *g, const vf__shapes *s, vf__live *L, const uint32_t *bound)
 {
     scope_tab t = {0};
     size_t need = 16;
@@ -223,7 +223,7 @@ static void hold_scopes(const vf__graph *g, const vf__shapes *s, vf__live *L)
             }
         }
     }
-    hold_locals(g, s, L, &t);
+    hold_locals(g, s, L, &t, bound);
 out:
     free(t.key);
     free(t.last);
@@ -448,9 +448,19 @@ vf_status vf__live_init(const vf__graph *g, const vf__shapes *s, vf__live *L)
     readers(g, s, L);
     hold_fused(g, L);
     L->scoped = scoped(g);
-    if (L->scoped)
-        hold_scopes(g, s, L);
-    else
+    if (L->scoped) {
+        uint32_t *bound = malloc(nv * sizeof *bound);
+        if (!bound || vf__live_loops(g, s, L, bound) != VF_OK) {
+            free(bound);
+            vf__live_free(L);
+            return VF_ENOMEM;
+        }
+        hold_scopes(g, s, L, bound);
+        for (size_t i = 0; i < g->n_v; i++)
+            if (bound[i] != VF_GRAPH_NONE && bound[i] > L->hold[i])
+                L->hold[i] = bound[i];
+        free(bound);
+    } else
         hold_patterns(g, s, L);
     value_ends(g, s, L);
     storages(g, s, L);

@@ -38,6 +38,9 @@ typedef struct vf__live {
 
 VF_HIDDEN vf_status vf__live_init(const vf__graph *g, const vf__shapes *s, vf__live *L);
 VF_HIDDEN void vf__live_free(vf__live *L);
+/* Locals a loop over a ModuleList rebinds (graph_loops.c): per value, the
+ * position it stays bound to, VF_GRAPH_NONE when it is no such local. */
+VF_HIDDEN vf_status vf__live_loops(const vf__graph *g, const vf__shapes *s, const vf__live *L, uint32_t *bind_end);
 VF_HIDDEN uint64_t vf__live_peak(const vf__graph *g, const vf__shapes *s, const vf__live *L, const uint8_t *keep,
                                  uint32_t *peak_node, uint64_t *input_bytes);
 VF_HIDDEN bool vf__graph_is_view(const vf__gnode *n);
