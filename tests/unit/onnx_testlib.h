@@ -85,4 +85,22 @@ static inline uint64_t ot_u64(const json_t *o, const char *k)
     return (uint64_t)json_integer_value(v);
 }
 
+/* The inference activations at batch b of the model in buf (freed), written
+ * as file in a scratch folder, asserted fully shaped (nothing partial). */
+static inline uint64_t ot_buf_peak(ow_buf *buf, const char *file, uint64_t b)
+{
+    char *dir = tu_tmpdir(), *p = tu_path(dir, file);
+    ow_write_file(p, buf);
+    free(buf->p);
+    vf_model *m = ot_open(p);
+    vf_estimate e;
+    ot_estimate(m, b, false, VF_OPT_ADAMW, &e);
+    assert_int_equal(e.partial_nodes, 0);
+    vf_model_free(m);
+    tu_rm_rf(dir);
+    free(p);
+    free(dir);
+    return e.activations;
+}
+
 #endif

@@ -98,20 +98,9 @@ static void mini_fpn(ow_buf *out)
 static void test_fpn_loop(void **state)
 {
     (void)state;
-    char *dir = tu_tmpdir(), *p = tu_path(dir, "fpn.onnx");
     ow_buf b;
     mini_fpn(&b);
-    ow_write_file(p, &b);
-    free(b.p);
-    vf_model *m = ot_open(p);
-    vf_estimate e;
-    ot_estimate(m, 1, false, VF_OPT_ADAMW, &e);
-    assert_int_equal(e.partial_nodes, 0);
-    assert_int_equal(e.activations, 6800);
-    vf_model_free(m);
-    tu_rm_rf(dir);
-    free(p);
-    free(dir);
+    assert_int_equal(ot_buf_peak(&b, "fpn.onnx", 1), 6800);
 }
 
 int main(void)

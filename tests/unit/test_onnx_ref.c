@@ -261,18 +261,7 @@ static uint64_t batch2_peak(ow_net *N, const int64_t *od, int rank, const char *
 {
     ow_buf buf;
     ow_end(N, od, rank, &buf);
-    char *dir = tu_tmpdir(), *p = tu_path(dir, file);
-    ow_write_file(p, &buf);
-    free(buf.p);
-    vf_model *m = ot_open(p);
-    vf_estimate e;
-    ot_estimate(m, 2, false, VF_OPT_ADAMW, &e);
-    assert_int_equal(e.partial_nodes, 0);
-    vf_model_free(m);
-    tu_rm_rf(dir);
-    free(p);
-    free(dir);
-    return e.activations;
+    return ot_buf_peak(&buf, file, 2);
 }
 
 /* The shape arithmetic a ViT export writes (Shape -> Gather -> Unsqueeze ->
