@@ -124,16 +124,15 @@ typedef struct ow_attr {
     int is_int;
 } ow_attr;
 
-/* A node of op with inputs in[] (NULL-terminated) and one output named
- * after the op and a counter (torch 1.13's "Conv_12" style); returns it. */
-static inline const char *ow_node(ow_graph *G, const char *op, const char *const *in, const ow_attr *at, int n_at)
+/* A node named name (torch.onnx's scope path, "/m/fpn/Add") with one output out. */
+static inline void ow_node_named(ow_graph *G, const char *op, const char *name, const char *const *in, const char *out,
+                                 const ow_attr *at, int n_at)
 {
     ow_buf nd = {0};
     for (int i = 0; in[i]; i++)
         ow_str(&nd, 1, in[i]);
-    snprintf(G->last, sizeof G->last, "%s_%d", op, G->uid++);
-    ow_str(&nd, 2, G->last);
-    ow_str(&nd, 3, G->last);
+    ow_str(&nd, 2, out);
+    ow_str(&nd, 3, name);
     ow_str(&nd, 4, op);
     for (int i = 0; i < n_at; i++) {
         ow_buf a = {0};
@@ -149,6 +148,14 @@ static inline const char *ow_node(ow_graph *G, const char *op, const char *const
         ow_msg(&nd, 5, &a);
     }
     ow_msg(&G->g, 1, &nd);
+}
+
+/* A node of op with inputs in[] (NULL-terminated) and one output named
+ * after the op and a counter (torch 1.13's "Conv_12" style); returns it. */
+static inline const char *ow_node(ow_graph *G, const char *op, const char *const *in, const ow_attr *at, int n_at)
+{
+    snprintf(G->last, sizeof G->last, "%s_%d", op, G->uid++);
+    ow_node_named(G, op, G->last, in, G->last, at, n_at);
     return G->last;
 }
 

@@ -5,27 +5,6 @@
  * inner_top_down and last_inner. */
 #include "onnx_testlib.h"
 
-/* A node named name (a scope path) with one output out. */
-static void node(ow_graph *G, const char *op, const char *name, const char *const *in, const char *out,
-                 const ow_attr *at, int n_at)
-{
-    ow_buf nd = {0};
-    for (int i = 0; in[i]; i++)
-        ow_str(&nd, 1, in[i]);
-    ow_str(&nd, 2, out);
-    ow_str(&nd, 3, name);
-    ow_str(&nd, 4, op);
-    for (int i = 0; i < n_at; i++) {
-        ow_buf a = {0};
-        ow_str(&a, 1, at[i].name);
-        for (int k = 0; k < at[i].n; k++)
-            ow_int(&a, 8, at[i].v[k]);
-        ow_int(&a, 20, 7);
-        ow_msg(&nd, 5, &a);
-    }
-    ow_msg(&G->g, 1, &nd);
-}
-
 /* A 1x1 convolution (4 -> 4 channels) of stride st, its weight an initializer. */
 static void conv(ow_graph *G, const char *name, const char *x, const char *out, int64_t st)
 {
@@ -35,7 +14,7 @@ static void conv(ow_graph *G, const char *name, const char *x, const char *out, 
     ow_init(G, w, 1, wd, 4);
     const char *in[] = {x, w, NULL};
     ow_attr at[2] = {{"kernel_shape", 2, {1, 1}, 0}, {"strides", 2, {st, st}, 0}};
-    node(G, "Conv", name, in, out, at, 2);
+    ow_node_named(G, "Conv", name, in, out, at, 2);
 }
 
 static void resize(ow_graph *G, const char *name, const char *x, const char *out, int64_t hw)
@@ -45,13 +24,13 @@ static void resize(ow_graph *G, const char *name, const char *x, const char *out
     char keep[64];
     snprintf(keep, sizeof keep, "%s", sizes);
     const char *in[] = {x, "", "", keep, NULL};
-    node(G, "Resize", name, in, out, NULL, 0);
+    ow_node_named(G, "Resize", name, in, out, NULL, 0);
 }
 
 static void add(ow_graph *G, const char *name, const char *a, const char *b, const char *out)
 {
     const char *in[] = {a, b, NULL};
-    node(G, "Add", name, in, out, NULL, 0);
+    ow_node_named(G, "Add", name, in, out, NULL, 0);
 }
 
 /* body: three maps (4 channels, 8x8, 4x4, 2x2); fpn: inner_blocks.k and
@@ -78,7 +57,7 @@ static void mini_fpn(ow_buf *out)
     conv(&G, "/m/fpn/layer_blocks.0/layer_blocks.0.0/Conv", "a0", "out0", 1);
     const char *pin[] = {"out2", NULL};
     ow_attr pa[2] = {{"kernel_shape", 2, {1, 1}, 0}, {"strides", 2, {2, 2}, 0}};
-    node(&G, "MaxPool", "/m/fpn/extra_blocks/MaxPool", pin, "pool", pa, 2);
+    ow_node_named(&G, "MaxPool", "/m/fpn/extra_blocks/MaxPool", pin, "pool", pa, 2);
     int64_t d0[4] = {1, 4, 8, 8}, d1[4] = {1, 4, 4, 4}, d2[4] = {1, 4, 2, 2}, dp[4] = {1, 4, 1, 1};
     ow_value_info(&G, 12, "out0", d0, 4);
     ow_value_info(&G, 12, "out1", d1, 4);

@@ -46,8 +46,6 @@ typedef struct unpriced {
     const char *why;
 } unpriced;
 static const unpriced unpriced_tab[] = {
-    {"swin_t", 0, NP_SAVED | NP_STEP, "the shifted-window blocks' saved tensors (roll, window partition, "
-                                  "masked attention) are not derived"},
     {"efficientnet_v2_s", 1, NP_STEP, "the components' sum again (its gradients and saved tensors are never all "
                                       "alive at once): +11.9 %"},
     {"vit_b_16", 8, NP_STEP, "the estimate is at least the components' sum (weights, moments, gradients "

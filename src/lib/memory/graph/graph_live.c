@@ -34,6 +34,21 @@ bool vf__graph_is_view(const vf__gnode *n)
            is_op(n, "Identity") || is_op(n, "Transpose");
 }
 
+/* F.dropout with p = 0 (torchvision's swin attention_dropout=0.0, written
+ * as Dropout(ratio 0, training_mode true)): ATen's _dropout_impl returns its
+ * input itself when p == 0 (ATen/native/Dropout.cpp), in training too. */
+bool vf__graph_dropout_identity(const vf__shapes *s, const vf__gnode *n)
+{
+    if (!is_op(n, "Dropout") || !n->n_in)
+        return false;
+    if (n->n_in > 1 && n->in[1] != VF_GRAPH_NONE) {
+        const vf__vshape *r = &s->v[n->in[1]];
+        return !r->dyn && r->kf && r->kn == 1 && r->kf[0] == 0.0;
+    }
+    const vf__gattr *a = vf__gattr_find(n, "ratio"); /* before opset 12 */
+    return a && a->f == 0.0f;
+}
+
 static bool inplace_op(const vf__gnode *n)
 {
     return is_op(n, "Relu") || is_op(n, "Clip") || is_op(n, "LeakyRelu") || is_op(n, "HardSwish") ||
@@ -316,7 +331,7 @@ static bool view_of(const vf__graph *g, const vf__shapes *s, vf__live *L, const 
     const vf__vshape *xs = &s->v[x], *os = &s->v[o];
     if (is_op(n, "Reshape") || is_op(n, "Flatten"))
         return !L->strided[x];
-    if (is_op(n, "Squeeze") || is_op(n, "Unsqueeze") || is_op(n, "Identity")) {
+    if (is_op(n, "Squeeze") || is_op(n, "Unsqueeze") || is_op(n, "Identity") || vf__graph_dropout_identity(s, n)) {
         L->strided[o] = L->strided[x];
         return true;
     }

@@ -44,6 +44,7 @@ VF_HIDDEN vf_status vf__live_loops(const vf__graph *g, const vf__shapes *s, cons
 VF_HIDDEN uint64_t vf__live_peak(const vf__graph *g, const vf__shapes *s, const vf__live *L, const uint8_t *keep,
                                  uint32_t *peak_node, uint64_t *input_bytes);
 VF_HIDDEN bool vf__graph_is_view(const vf__gnode *n);
+VF_HIDDEN bool vf__graph_dropout_identity(const vf__shapes *s, const vf__gnode *n);
 
 /* Initializers that do not train (graph_freeze.c): per value, 1 when frozen
  * by the caller's patterns or as FrozenBatchNorm2d's constants; v NULL when

@@ -167,6 +167,23 @@ static void fused_rule(tstate *t, const vf__gnode *n, uint8_t kind, uint32_t x, 
     out->saved_extra += extra;
 }
 
+/* An operand of a product: torch.matmul of operands above three dimensions
+ * folds their batch dimensions with reshape (expand(...).reshape({b, n, m}),
+ * ATen/native/LinearAlgebra.cpp matmul), and torch.einsum its operands with
+ * permute(...).reshape (sumproduct_pair); bmm saves what it was given. A
+ * strided view (swin's k.transpose(-2, -1) and v = qkv[2], selected from a
+ * permuted qkv) cannot be folded as a view: the reshape copies it and the
+ * copy, of the operand's own size, is saved instead of the storage it views.
+ * Returns the bytes of such a copy; saves the operand otherwise. */
+static uint64_t save_operand(tstate *t, const vf__gnode *n, uint32_t x, uint32_t p)
+{
+    if (x != VF_GRAPH_NONE && t->s->v[x].dyn && t->s->v[x].rank >= 4 && t->L->view[x] && t->L->strided[x] &&
+        (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Einsum")))
+        return t->s->bytes[x];
+    save(t, x, p);
+    return 0;
+}
+
 static void apply_rule(tstate *t, const vf__gnode *n, uint32_t p, vf__gtrain *out)
 {
     bool any_rg = false;
@@ -184,6 +201,8 @@ static void apply_rule(tstate *t, const vf__gnode *n, uint32_t p, vf__gtrain *ou
         fused_rule(t, n, t->L->fu.kind[id], t->L->fu.x[id], p, out);
         return;
     }
+    if (vf__graph_dropout_identity(t->s, n))
+        return; /* p = 0: the input itself, no node recorded */
     const srule *r = bsearch(n->op, srules, sizeof srules / sizeof srules[0], sizeof srules[0], cmp_srule);
     if (!r) { /* no rule: every input and output kept (err high), named in the assumptions */
         for (uint32_t k = 0; k < n->n_in; k++)
@@ -209,9 +228,9 @@ static void apply_rule(tstate *t, const vf__gnode *n, uint32_t p, vf__gtrain *ou
         save(t, in1, p);
     if (w & S_PAIR) {
         if (in1 != VF_GRAPH_NONE && t->rg[in1])
-            save(t, in0, p);
+            extra += save_operand(t, n, in0, p);
         if (in0 != VF_GRAPH_NONE && t->rg[in0])
-            save(t, in1, p);
+            extra += save_operand(t, n, in1, p);
     }
     if ((w & S_OUT) && n->n_out)
         save(t, n->out[0], p);
@@ -295,7 +314,7 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
     out->bwd_peak = live;
     for (size_t p = nn; p-- > 0;) {
         const vf__gnode *n = &g->node[g->order[p]];
-        bool view = vf__graph_is_view(n);
+        bool view = vf__graph_is_view(n) || vf__graph_dropout_identity(t->s, n);
         for (uint32_t k = 0; k < n->n_in; k++) {
             uint32_t x = n->in[k];
             if (x == VF_GRAPH_NONE || gdone[x] || !t->rg[x])
