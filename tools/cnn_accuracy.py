@@ -11,7 +11,7 @@ the verification third is for checking only, never for tuning).
 The last lines count the checks within the bars of issue 23 (initializers exact, inference within 10 %,
 saved within 3 %, gradients and AdamW exact, AdamW step within 10 %), with the worst error of each.
 The figures derived by hand that test_onnx_wide.c also applies are applied here: the auxiliary heads
-googlenet and inception_v3 train beyond their eval graph, vit_b_16's class-token gradient at batch 1,
+googlenet and inception_v3 train beyond their eval graph, the ViTs' class-token gradient at batch 1,
 and the relative-position tables swin_t and maxvit_t's exports fold into bigger constants.
 
 --models is a folder holding M.onnx, M.nofold.onnx and their weights files (sparse: recreate
@@ -62,8 +62,8 @@ def states_expected(name, b, grads, adamw):
         n, t = AUX[name]
         grads -= 4 * n
         adamw -= 8 * n + 4 * t
-    if name == "vit_b_16" and b == 1:
-        grads -= 196 * 768 * 4
+    if name in ("vit_b_16", "vit_b_32") and b == 1:  # P patches: (224/16)^2, (224/32)^2
+        grads -= (196 if name == "vit_b_16" else 49) * 768 * 4
     h = FOLDED_HEADS.get(name, 0)
     return grads + h * 2232 * 4, adamw + 2 * h * 2232 * 4
 
