@@ -776,6 +776,13 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
      * and statistics are buffers); false = such constants train (a graph
      * cannot tell them from a trained affine layer) */
     bool graph_frozen_bn;
+    /* llama.cpp --n-cpu-moe N placed after tensor_overrides (fit's advice and
+     * plans add it so): the routed experts of blocks 0..N-1 in host memory;
+     * -1 every block's (--cpu-moe); 0 none */
+    int32_t n_cpu_moe;
+    /* the llama.cpp build priced (its bNNNN release number): the cache layout
+     * of that build (docs/memory-model.md); 0 = current */
+    uint32_t llamacpp_build;
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 

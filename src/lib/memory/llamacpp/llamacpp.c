@@ -28,8 +28,45 @@ static int layer_device(uint32_t il, uint32_t n_layer, uint32_t ngl, uint32_t n_
     return (int)n_dev - 1;
 }
 
+/* The cache layout of a llama.cpp build (docs/memory-model.md, "llama.cpp:
+ * cache layouts by build"). Each threshold is the first dated release found
+ * after the PR's merge; a build between the merge and it is priced with the
+ * older, larger layout (erring high). */
+#define LC_BUILD_MLA 5165     /* #12801 (2025-04-15): deepseek2 caches the latent, not per-head K and V */
+#define LC_BUILD_SWA 5501     /* #13194 (2025-05-20): sliding-window layers in their own, smaller cache */
+#define LC_BUILD_STREAMS 5885 /* #14363 (after build 5884, 2025-07-12): one KV stream per sequence */
+#define LC_BUILD_VLESS 7836   /* #19067 (2026-01-24): MLA's V read from the K cache, no V cache */
+
+typedef struct lc_layout {
+    bool mla_latent; /* MLA: the kv_lora_rank + rope latent as K (else per-head K and V) */
+    bool mla_v;      /* MLA: a V cache of the kv_lora_rank latent beside it */
+    bool swa_cache;  /* sliding-window layers capped at their window */
+    bool streams;    /* a stream per sequence unless --kv-unified (else one shared stream) */
+} lc_layout;
+
+static lc_layout lc_layout_of(uint32_t build)
+{
+    lc_layout l = {true, false, true, true};
+    if (!build)
+        return l;
+    l.mla_latent = build >= LC_BUILD_MLA;
+    l.mla_v = build < LC_BUILD_VLESS;
+    l.swa_cache = build >= LC_BUILD_SWA;
+    l.streams = build >= LC_BUILD_STREAMS;
+    return l;
+}
+
+/* K and V elements per cell of layer il in that layout. */
+static void lc_kv_elems(const vf_hparams *hp, uint32_t il, const lc_layout *l, uint64_t *k, uint64_t *v)
+{
+    vf__kv_layer_elems(hp, il, l->mla_latent, k, v);
+    if (l->mla_latent && l->mla_v && vf__is_mla(hp) && *k)
+        *v = hp->kv_lora_rank;
+}
+
 /* One llama.cpp run as its context settles it, and where everything lands. */
 typedef struct lc_run {
+    lc_layout lay;
     /* cparams */
     uint64_t n_seq, n_ctx, n_ctx_seq, n_stream, n_batch, n_ubatch;
     bool unified, fa;
@@ -63,7 +100,7 @@ static vf_status lc_cparams(const vf_infer_opts *io, lc_run *r, vf_error *err)
 {
     r->n_seq = io->parallel ? io->parallel : 1;
     r->n_ctx = PAD(io->context ? io->context : 4096, 256);
-    r->unified = io->kv_unified;
+    r->unified = io->kv_unified || !r->lay.streams;
     r->n_ctx_seq = r->unified ? r->n_ctx : PAD(r->n_ctx / r->n_seq, 256);
     r->n_stream = r->unified ? 1 : r->n_seq;
     if (!r->unified)
@@ -132,6 +169,17 @@ static void lc_note_matrix(lc_run *r, const vf_hparams *hp, const vf_tensor *t, 
         g->q_elems = vf__smul(n, k), g->q_nk = vf__sadd(n, k);
 }
 
+/* --n-cpu-moe N given after the overrides (vf_estimate_opts.n_cpu_moe): the
+ * routed experts of blocks below N (every block's: -1) in host memory. */
+static bool lc_cpu_moe(const vf_estimate_opts *o, const vf_model *m, const vf_tensor *t, int *dev)
+{
+    if (!o->n_cpu_moe || t->layer < 0 || (o->n_cpu_moe > 0 && t->layer >= o->n_cpu_moe) ||
+        !vf__lc_is_routed_expert(m, t))
+        return false;
+    *dev = -1;
+    return true;
+}
+
 static void lc_put(uint64_t *dev, uint64_t *host, int d, uint64_t b)
 {
     if (d < 0)
@@ -191,7 +239,7 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
                 has_output = true;
         }
         int odev;
-        if (vf__lc_override_dev(ov, m, t, &odev)) {
+        if (vf__lc_override_dev(ov, m, t, &odev) || lc_cpu_moe(o, m, t, &odev)) {
             r->n_overridden++;
             if (odev < 0 && dev >= 0 && t->layer >= 0 && (uint32_t)t->layer < r->nl && t->n_dims >= 2) {
                 r->overridden_host = vf__sadd(r->overridden_host, b);
@@ -233,7 +281,7 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
 static void lc_place_kv(const vf_hparams *hp, const vf_infer_opts *io, lc_run *r)
 {
     r->swa_cells = r->n_ctx_seq;
-    if (hp->sliding_window && !io->swa_full) {
+    if (hp->sliding_window && !io->swa_full && r->lay.swa_cache) {
         uint64_t s = PAD((uint64_t)hp->sliding_window * (r->unified ? r->n_seq : 1) + r->n_ubatch, 256);
         if (s < r->swa_cells)
             r->swa_cells = s;
@@ -241,7 +289,7 @@ static void lc_place_kv(const vf_hparams *hp, const vf_infer_opts *io, lc_run *r
     r->kv_full_cells = r->n_ctx_seq * r->n_stream;
     for (uint32_t il = 0; il < r->nl; il++) {
         uint64_t k, v;
-        vf__kv_layer_elems(hp, il, true, &k, &v);
+        lc_kv_elems(hp, il, &r->lay, &k, &v);
         uint64_t cells = (vf__layer_is_swa(hp, il) ? r->swa_cells : r->n_ctx_seq) * r->n_stream;
         uint64_t b = vf__sadd(vf__smul(cells, vf__dt_bytes(r->kt, k)), vf__smul(cells, vf__dt_bytes(r->vt, v)));
         /* recurrent layers (llama-memory-recurrent.cpp): one r and s state per sequence */
@@ -270,7 +318,7 @@ static void lc_compute(const vf_hparams *hp, lc_run *r)
     uint64_t kq = 0, kvrow = 0;
     for (uint32_t il = 0; il < r->nl; il++) {
         uint64_t k, v;
-        vf__kv_layer_elems(hp, il, true, &k, &v);
+        lc_kv_elems(hp, il, &r->lay, &k, &v);
         uint64_t lkv = vf__layer_is_swa(hp, il) ? r->swa_cells : n_kv;
         uint64_t h = vf__layer_heads(hp, il);
         if (vf__smul(h, lkv) > kq)
@@ -334,7 +382,13 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
     e->gpus = r->n_dev ? r->n_dev : 1;
     e->context = r->n_ctx;
     e->batch = r->n_seq;
-    e->kv_bytes_per_token = vf__kv_bytes_per_token(hp, true, r->kt, r->vt);
+    uint64_t per_token = 0;
+    for (uint32_t il = 0; il < hp->n_layers; il++) {
+        uint64_t k, v;
+        lc_kv_elems(hp, il, &r->lay, &k, &v);
+        per_token = vf__sadd(per_token, vf__sadd(vf__dt_bytes(r->kt, k), vf__dt_bytes(r->vt, v)));
+    }
+    e->kv_bytes_per_token = per_token;
     e->weight_bits = bits;
     e->rb_model = all_model;
     e->rb_context = r->kv_total;
@@ -366,14 +420,23 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
     }
 }
 
-static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_infer_opts *io, const lc_run *r)
+static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_estimate_opts *o, const lc_run *r)
 {
+    const vf_infer_opts *io = &o->infer;
     vf__assume(e, "runtime = llama.cpp: n_ctx %llu (padded to 256), n_seq %llu (%s cache), n_batch %llu, "
                "n_ubatch %llu, flash attention %s", (unsigned long long)r->n_ctx, (unsigned long long)r->n_seq,
                r->unified ? "unified" : "one stream per sequence",
                (unsigned long long)r->n_batch, (unsigned long long)r->n_ubatch, r->fa ? "on" : "off");
     vf__assume(e, "kv cache = K %s, V %s", vf_dtype_get(r->kt)->name, vf_dtype_get(r->vt)->name);
-    if (hp->sliding_window)
+    if (o->llamacpp_build)
+        vf__assume(e, "llamacpp_build = b%u: %s%s%s", o->llamacpp_build,
+                   !vf__is_mla(hp) ? "" : !r->lay.mla_latent ? "MLA per-head K and V cached (before #12801); "
+                                     : r->lay.mla_v ? "MLA latent K and a latent V cache (#12801, before #19067); "
+                                                    : "MLA latent K, V read from it (#19067); ",
+                   !hp->sliding_window ? "" : r->lay.swa_cache ? "sliding-window cache (#13194); "
+                                                                : "sliding-window layers at full context (before #13194); ",
+                   r->lay.streams ? "a KV stream per sequence (#14363)" : "one KV stream for all sequences (before #14363)");
+    if (hp->sliding_window && r->lay.swa_cache)
         vf__assume(e, "sliding-window layers: %llu cells per sequence (window %u%s)", (unsigned long long)r->swa_cells,
                    hp->sliding_window, io->swa_full ? ", --swa-full" : " + ubatch, padded to 256");
     if (r->ngl > r->nl)
@@ -399,6 +462,10 @@ static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_infer_opts 
             vf__assume(e, "matmuls = device generation unknown: MMQ taken (Turing or newer); before Turing a "
                           "prompt's quantized matmul holds its weight in f16 in the pool");
     }
+    if (o->n_cpu_moe)
+        vf__assume(e, "n_cpu_moe = %s: the routed experts of %s in host memory (after any -ot, as llama.cpp "
+                      "appends the flag's patterns)", o->n_cpu_moe < 0 ? "all (--cpu-moe)" : "--n-cpu-moe",
+                   o->n_cpu_moe < 0 ? "every block" : "the first blocks");
     if (r->n_overridden) {
         uint64_t off = 0;
         for (uint32_t d = 0; d < r->n_dev; d++)
@@ -432,6 +499,7 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
         return vf__err(err, VF_EUNSUPPORTED, m->source, "no layer or head counts: the KV cache cannot be sized");
     lc_run r;
     memset(&r, 0, sizeof r);
+    r.lay = lc_layout_of(o->llamacpp_build);
     if ((st = lc_cparams(&o->infer, &r, err)) != VF_OK || (st = lc_devices(o, hp, &r, err)) != VF_OK ||
         (st = lc_place_weights(m, o, &r, err)) != VF_OK)
         return st;
@@ -439,6 +507,6 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
     lc_compute(hp, &r);
     lc_backend(o, &r);
     lc_fill(e, hp, &r, w.bits);
-    lc_report(e, hp, &o->infer, &r);
+    lc_report(e, hp, o, &r);
     return VF_OK;
 }
