@@ -54,3 +54,22 @@ run "fit: experts and layers both" 1 "$VF" fit Qwen/Qwen3-235B-A22B --runtime ll
 jq -e '[.suggestions[] | select(.fits) | .change] | map(select(test("^--cpu-moe --n-gpu-layers [0-9]+$"))) | length == 1' "$TMP/out" >/dev/null &&
     ok "fit: --cpu-moe with --n-gpu-layers when experts alone do not suffice" ||
     fail "fit: --cpu-moe with --n-gpu-layers when experts alone do not suffice" "$(jq -c '[.suggestions[] | [.change, .fits]]' "$TMP/out")"
+
+# The CPU backend's compute buffer beside a GPU (graph inputs: the f32 KQ mask
+# and the token embeddings' rows): llama.cpp issue 11337, turn 16 (a 64-layer
+# Qwen2.5-32B-shaped model, its KV 4352.00 MiB at -c 32768 q8_0 as vramfit's,
+# on a 7900 XTX): ROCm_Host compute buffer 74.01 MiB.
+est() { "$VF" estimate Qwen/Qwen2.5-32B --runtime llamacpp --context 32768 --kv q8_0 --flash-attn on --gpu 24GiB --json; }
+est >"$TMP/hc.json"
+jq -e '(.runtime_buffers.context == 4352 * 1048576) and ((.runtime_buffers.host_compute / 1048576 - 74.01) | fabs < 0.01)' "$TMP/hc.json" >/dev/null &&
+    ok "host compute buffer: 74.01 MiB (issue 11337)" ||
+    fail "host compute buffer: 74.01 MiB (issue 11337)" "$(jq -c '.runtime_buffers' "$TMP/hc.json")"
+# per device: the buffers add up to what the busiest GPU holds
+jq -e '.runtime_buffers.devices[0] as $d | ($d.model + $d.context + $d.compute + $d.backend) == .per_gpu_bytes' "$TMP/hc.json" >/dev/null &&
+    ok "per-device buffers add up to the GPU's figure" ||
+    fail "per-device buffers add up to the GPU's figure" "$(jq -c '[.per_gpu_bytes, .runtime_buffers.devices]' "$TMP/hc.json")"
+# host weights run on the first GPU (op offload: backends GPUs first): a
+# two-GPU split with experts on the host puts the copies on GPU0 only
+"$VF" estimate Qwen/Qwen3-30B-A3B --runtime llamacpp --weights q8_0 --gpu RTX4090x2 --context 8192 --n-cpu-moe 10 --json >"$TMP/two.json"
+jq -e '.runtime_buffers.devices | (.[0].op_offload > 0) and (.[1].op_offload == 0)' "$TMP/two.json" >/dev/null &&
+    ok "op-offload copies on the first GPU" || fail "op-offload copies on the first GPU" "$(jq -c '.runtime_buffers.devices' "$TMP/two.json")"

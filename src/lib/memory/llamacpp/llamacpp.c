@@ -206,15 +206,12 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
         return st;
     }
     uint64_t *layer_host = r->nl ? calloc(r->nl, sizeof *layer_host) : NULL;
-    int *layer_dev = r->nl ? calloc(r->nl, sizeof *layer_dev) : NULL;
-    if (r->nl && (!layer_host || !layer_dev)) {
-        free(layer_host), free(layer_dev), vf__lc_overrides_free(ov), free(ov);
+    if (r->nl && !layer_host) {
+        vf__lc_overrides_free(ov), free(ov);
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     }
-    for (uint32_t l = 0; l < r->nl; l++)
-        layer_dev[l] = layer_device(l, r->nl, r->ngl, r->n_dev, r->cum);
     bool has_output = false;
-    uint64_t embd_bytes = 0;
+    uint64_t embd_bytes = 0, host_out = 0;
     int32_t last_layer = -1; /* tensors come layer by layer: its device once per layer */
     int last_dev = -1;
     for (size_t i = 0; i < m->n_tensors; i++) {
@@ -239,28 +236,39 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
                 has_output = true;
         }
         int odev;
+        bool in_layer = t->layer >= 0 && (uint32_t)t->layer < r->nl;
         if (vf__lc_override_dev(ov, m, t, &odev) || lc_cpu_moe(o, m, t, &odev)) {
             r->n_overridden++;
-            if (odev < 0 && dev >= 0 && t->layer >= 0 && (uint32_t)t->layer < r->nl && t->n_dims >= 2) {
+            if (odev < 0 && dev >= 0 && in_layer && t->n_dims >= 2)
                 r->overridden_host = vf__sadd(r->overridden_host, b);
-                layer_host[t->layer] = vf__sadd(layer_host[t->layer], b);
-            }
             dev = odev;
+        }
+        if (dev < 0 && t->n_dims >= 2 && t->role != VF_ROLE_EMBED && t->role != VF_ROLE_POS_EMBED) {
+            if (in_layer)
+                layer_host[t->layer] = vf__sadd(layer_host[t->layer], b);
+            else if (b > host_out)
+                host_out = b;
         }
         lc_put(r->dev_model, &r->host_model, dev, b);
         lc_note_matrix(r, &m->hp, t, dev, b);
     }
-    /* op offload (ggml-backend.c's scheduler with op_offload on, the
-     * default; ggml-cuda offload_op: batch >= 32): a host weight's matmul
-     * runs on the GPU of its layer, the weight copied into that device's
-     * compute buffer as a split input, alive through its split: one
-     * layer's overridden matrices at a time, the largest such layer */
-    if (r->n_ubatch >= 32)
+    if (!has_output && r->out_dev < 0 && m->hp.tie_word_embeddings && embd_bytes > host_out)
+        host_out = embd_bytes; /* the head's matmul reads the host embeddings */
+    /* op offload (ggml-backend.cpp ggml_backend_sched_backend_id_from_cur,
+     * op_offload on by default; ggml-cuda offload_op: batch >= 32): an op
+     * whose weight is in host memory runs on the first backend that takes
+     * it, the first GPU (backends are ordered GPUs first, the CPU last),
+     * the weight copied into that GPU's compute buffer as a split input for
+     * the split's life: a layer's host matrices at a time (layers -ngl left
+     * on the CPU and tensors overridden to it alike), or the output head */
+    if (r->n_ubatch >= 32 && r->n_dev) {
         for (uint32_t l = 0; l < r->nl; l++)
-            if (layer_dev[l] >= 0 && layer_host[l] > r->dev_offload[layer_dev[l]])
-                r->dev_offload[layer_dev[l]] = layer_host[l];
+            if (layer_host[l] > r->dev_offload[0])
+                r->dev_offload[0] = layer_host[l];
+        if (host_out > r->dev_offload[0])
+            r->dev_offload[0] = host_out;
+    }
     free(layer_host);
-    free(layer_dev);
     vf__lc_overrides_free(ov);
     free(ov);
     if (!has_output && r->out_dev >= 0 && m->hp.tie_word_embeddings) {
@@ -346,6 +354,38 @@ static void lc_compute(const vf_hparams *hp, lc_run *r)
     r->output = vf__smul(vf__smul(r->n_seq, n_vocab), 4);
 }
 
+/* The CPU backend's compute buffer beside GPUs (CUDA_Host: pinned): the
+ * graph's inputs, which the scheduler keeps on the CPU (ggml-backend.cpp:
+ * "graph input ... last backend (assumed CPU)") — token ids, positions and
+ * output ids (4 bytes per token each), the f32 KQ mask of each cache
+ * (n_kv x PAD(n_ubatch, 64), llama-graph.cpp) — and the token embeddings'
+ * get_rows (n_ubatch x n_embd f32: the table is in host memory); with the
+ * output layer on the CPU, the whole graph's buffer besides. */
+static uint64_t lc_host_compute(const vf_hparams *hp, const lc_run *r)
+{
+    uint64_t ub = r->n_ubatch;
+    uint64_t in = vf__smul(vf__smul(3, ub), 4);
+    in = vf__sadd(in, vf__smul(vf__smul(ub, hp->hidden_size), 4));
+    bool swa = false, full = false;
+    for (uint32_t il = 0; il < r->nl; il++) {
+        uint64_t k, v;
+        lc_kv_elems(hp, il, &r->lay, &k, &v);
+        if (!k && !v)
+            continue;
+        if (vf__layer_is_swa(hp, il) && r->swa_cells < r->n_ctx_seq)
+            swa = true;
+        else
+            full = true;
+    }
+    uint64_t per_stream = (ub + r->n_stream - 1) / r->n_stream; /* [n_kv, PAD(n_tokens / n_stream, 64), 1, n_stream] */
+    uint64_t rows = vf__smul(PAD(per_stream, 64), 4 * r->n_stream);
+    if (full)
+        in = vf__sadd(in, vf__smul(r->n_ctx_seq, rows));
+    if (swa)
+        in = vf__sadd(in, vf__smul(r->swa_cells, rows));
+    return r->out_dev < 0 ? vf__sadd(in, r->compute) : in;
+}
+
 /* The compute buffer device d holds: the whole graph's on the output layer's
  * device, the layers' part elsewhere. */
 static uint64_t lc_dev_compute(const lc_run *r, uint32_t d)
@@ -394,6 +434,21 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
     e->rb_context = r->kv_total;
     e->rb_compute = r->compute;
     e->rb_output = r->output;
+    e->rb_host_model = r->host_model;
+    e->rb_host_context = r->host_kv;
+    e->rb_host_compute = r->n_dev ? lc_host_compute(hp, r) : r->compute;
+    e->rb_devices = r->n_dev;
+    if (r->n_dev)
+        e->rb_compute = 0;
+    for (uint32_t d = 0; d < r->n_dev; d++) {
+        uint64_t *b = e->rb_dev[d];
+        b[VF_DEVBUF_MODEL] = r->dev_model[d];
+        b[VF_DEVBUF_CONTEXT] = r->dev_kv[d];
+        b[VF_DEVBUF_COMPUTE] = lc_dev_compute(r, d);
+        b[VF_DEVBUF_OFFLOAD] = r->dev_offload[d];
+        b[VF_DEVBUF_BACKEND] = r->cost[d].total;
+        e->rb_compute = vf__sadd(e->rb_compute, b[VF_DEVBUF_COMPUTE]); /* every device's */
+    }
     if (r->n_dev) {
         e->weights = r->dev_model[peak_dev];
         e->kv_cache = r->dev_kv[peak_dev];
@@ -409,7 +464,7 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
          * free, 1024 MiB by default (common/arg.cpp) */
         e->margin_bytes = (uint64_t)1024 << 20;
         e->total_bytes = tot;
-        e->host_bytes = vf__sadd(vf__sadd(r->host_model, r->host_kv), vf__sadd(r->output, r->out_dev < 0 ? r->compute : 0));
+        e->host_bytes = vf__sadd(vf__sadd(r->host_model, r->host_kv), vf__sadd(r->output, e->rb_host_compute));
     } else {
         /* everything on the host (-ngl 0): the figures are host memory */
         e->weights = all_model;
