@@ -776,6 +776,13 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
      * and statistics are buffers); false = such constants train (a graph
      * cannot tell them from a trained affine layer) */
     bool graph_frozen_bn;
+    /* llama.cpp --n-cpu-moe N placed after tensor_overrides (fit's advice and
+     * plans add it so): the routed experts of blocks 0..N-1 in host memory;
+     * -1 every block's (--cpu-moe); 0 none */
+    int32_t n_cpu_moe;
+    /* the llama.cpp build priced (its bNNNN release number): the cache layout
+     * of that build (docs/memory-model.md); 0 = current */
+    uint32_t llamacpp_build;
 VF_GROWABLE_END(2048) } vf_estimate_opts;
 VF_SIZE_PINNED(vf_estimate_opts, 2048);
 
@@ -825,6 +832,10 @@ VF_API void vf_estimate_opts_init(vf_estimate_opts *o);
     X(uint64_t, rb_context, "llama.cpp: context (KV) buffers")                                          \
     X(uint64_t, rb_compute, "llama.cpp: compute buffers")                                               \
     X(uint64_t, rb_output, "llama.cpp: output buffer")                                                  \
+    X(uint64_t, rb_host_model, "llama.cpp: model buffers in host memory (CPU, CPU_Mapped)")               \
+    X(uint64_t, rb_host_context, "llama.cpp: KV buffers in host memory (layers left on the CPU)")         \
+    X(uint64_t, rb_host_compute, "llama.cpp: the CPU backend's compute buffer (CUDA_Host beside GPUs)")   \
+    X(uint32_t, rb_devices, "llama.cpp: GPUs with buffers (vf_estimate_device_buffer)")                  \
     X(const char *, peak_phase, "training: the moment of the peak")                                     \
     X(uint64_t, device_bytes, "what the device holds at the peak, as nvidia-smi shows the process")     \
     X(uint64_t, allocated_bytes, "the allocator's allocated peak (max_memory_allocated)")               \
@@ -848,6 +859,17 @@ VF_API void vf_estimate_free(vf_estimate *e);
 #define VF_X_(type, name, what) VF_API type vf_estimate_##name(const vf_estimate *e);
 VF_ESTIMATE_FIELDS(VF_X_)
 #undef VF_X_
+/* llama.cpp: one GPU's buffers, as llama.cpp prints them per device. */
+typedef enum vf_devbuf {
+    VF_DEVBUF_MODEL = 0,   /* the model buffer (CUDA0 model buffer size) */
+    VF_DEVBUF_CONTEXT = 1, /* KV cache and recurrent state */
+    VF_DEVBUF_COMPUTE = 2, /* the compute buffer, the op-offload copies included */
+    VF_DEVBUF_OFFLOAD = 3, /* of which: host weights copied in to run on this GPU */
+    VF_DEVBUF_BACKEND = 4, /* beside the buffers: CUDA context, cuBLAS workspace, pool */
+    VF_DEVBUF_COUNT = 5
+} vf_devbuf;
+/** llama.cpp: GPU i's buffer (i < vf_estimate_rb_devices); 0 past the end. */
+VF_API uint64_t vf_estimate_device_buffer(const vf_estimate *e, uint32_t i, vf_devbuf which);
 /** Assumptions ("key = value") and formulas with their numbers, in order;
  * item i in [0, count), NULL past the end. */
 VF_API size_t vf_estimate_assumption_count(const vf_estimate *e);

@@ -51,6 +51,7 @@ const struct option vf_cli_estimate_options[] = {
     {"override-tensor", required_argument, 0, VF_OPT_OVERRIDE_TENSOR},
     {"cpu-moe", no_argument, 0, VF_OPT_CPU_MOE},
     {"n-cpu-moe", required_argument, 0, VF_OPT_N_CPU_MOE},
+    {"llamacpp-build", required_argument, 0, VF_OPT_LLAMACPP_BUILD},
     {0, 0, 0, 0},
 };
 
@@ -84,6 +85,7 @@ void vf_cli_infer_opts_help(FILE *f)
           "             --override-tensor PATTERN=BUFT[,...] (-ot; repeatable, first match wins; BUFT\n"
           "             CPU, CUDA_Host or CUDA0...)  --cpu-moe (experts in host memory)\n"
           "             --n-cpu-moe N (the experts of the first N layers in host memory)\n"
+          "             --llamacpp-build N (the bNNNN release priced: its cache layout; default current)\n"
           "  PyTorch:   --alloc-conf S  PYTORCH_CUDA_ALLOC_CONF as the process sets it (default: that\n"
           "             variable): expandable_segments:True, max_split_size_mb:N, garbage_collection_threshold:F\n"
           "             --cuda-context SIZE  a measured CUDA context (e.g. 1343MiB) instead of the model\n"
@@ -139,7 +141,11 @@ static int parse_split(const char *arg, vf_infer_opts *io)
  * PATTERN=BUFT a line (vf_estimate_opts.tensor_overrides): -ot's
  * comma-separated list split, --cpu-moe and --n-cpu-moe as the patterns
  * common/arg.cpp gives them. One command line per process. */
-static char overrides[24576];
+static char overrides[32768];
+
+/* common/common.h LLM_FFN_EXPS_REGEX, "\\.ffn_(up|down|gate|gate_up)_(ch|)exps",
+ * with its empty alternative written as POSIX spells it */
+#define CPU_MOE_PATTERN "\\.ffn_(up|down|gate|gate_up)_(ch)?exps"
 
 static int add_override(const char *opt, const char *entry, size_t len, vf_estimate_opts *o)
 {
@@ -172,15 +178,21 @@ static int parse_override_opt(int c, const char *arg, vf_estimate_opts *o)
             p = comma + 1;
         }
     case VF_OPT_CPU_MOE:
-        return add_override("cpu-moe", "\\.ffn_(up|down|gate)_exps=CPU", strlen("\\.ffn_(up|down|gate)_exps=CPU"), o);
+        return add_override("cpu-moe", CPU_MOE_PATTERN "=CPU", strlen(CPU_MOE_PATTERN "=CPU"), o);
     case VF_OPT_N_CPU_MOE:
         if (vf_cli_opt_number("n-cpu-moe", arg, 0, 512, "expected a layer count up to 512", &v) < 0)
             return -1;
         for (uint64_t i = 0; i < v; i++) {
-            int n = snprintf(e, sizeof e, "blk\\.%llu\\.ffn_(up|down|gate)_exps=CPU", (unsigned long long)i);
+            int n = snprintf(e, sizeof e, "blk\\.%llu" CPU_MOE_PATTERN "=CPU", (unsigned long long)i);
             if (add_override("n-cpu-moe", e, (size_t)n, o) < 0)
                 return -1;
         }
+        return 1;
+    case VF_OPT_LLAMACPP_BUILD:
+        if (vf_cli_opt_number("llamacpp-build", arg[0] == 'b' || arg[0] == 'B' ? arg + 1 : arg, 1, 1000000,
+                              "expected a llama.cpp build number (b5000 or 5000)", &v) < 0)
+            return -1;
+        o->llamacpp_build = (uint32_t)v;
         return 1;
     default:
         return vf_cli_parse_serving_opt(c, arg, o);

@@ -106,6 +106,19 @@ static int print_json(const vf_estimate *e, const char *runtime, bool explain, c
         json_object_set_new(rb, "context", vf_json_u64(vf_estimate_rb_context(e)));
         json_object_set_new(rb, "compute", vf_json_u64(vf_estimate_rb_compute(e)));
         json_object_set_new(rb, "output", vf_json_u64(vf_estimate_rb_output(e)));
+        json_object_set_new(rb, "host_model", vf_json_u64(vf_estimate_rb_host_model(e)));
+        json_object_set_new(rb, "host_context", vf_json_u64(vf_estimate_rb_host_context(e)));
+        json_object_set_new(rb, "host_compute", vf_json_u64(vf_estimate_rb_host_compute(e)));
+        json_t *devs = json_array();
+        static const char *const names[VF_DEVBUF_COUNT] = {"model", "context", "compute", "op_offload", "backend"};
+        for (uint32_t d = 0; d < vf_estimate_rb_devices(e); d++) {
+            json_t *dj = json_object();
+            json_object_set_new(dj, "device", json_integer(d));
+            for (int k = 0; k < VF_DEVBUF_COUNT; k++)
+                json_object_set_new(dj, names[k], vf_json_u64(vf_estimate_device_buffer(e, d, (vf_devbuf)k)));
+            json_array_append_new(devs, dj);
+        }
+        json_object_set_new(rb, "devices", devs);
         json_object_set_new(o, "runtime_buffers", rb);
     }
     if (vf_estimate_mode(e) == VF_MODE_TRAINING && vf_estimate_peak_phase(e)[0])
@@ -174,10 +187,25 @@ static void print_table(const char *src, const vf_estimate *e, const char *runti
         else
             printf("\n  vLLM does not start: %s\n", vf_estimate_reason(e));
     }
-    if (vf_estimate_runtime(e) == VF_RUNTIME_LLAMACPP && vf_estimate_mode(e) == VF_MODE_INFERENCE)
+    if (vf_estimate_runtime(e) == VF_RUNTIME_LLAMACPP && vf_estimate_mode(e) == VF_MODE_INFERENCE) {
         printf("\n  llama.cpp buffers (all devices): model %s, context %s, compute %s, output %s\n",
                vf_fmt_bytes(vf_estimate_rb_model(e), u, b1, sizeof b1), vf_fmt_bytes(vf_estimate_rb_context(e), u, b2, sizeof b2),
                vf_fmt_bytes(vf_estimate_rb_compute(e), u, b3, sizeof b3), vf_fmt_bytes(vf_estimate_rb_output(e), u, b4, sizeof b4));
+        for (uint32_t d = 0; d < vf_estimate_rb_devices(e); d++) {
+            printf("    GPU%u: model %s, context %s, compute %s (op-offload copies %s), backend %s\n", d,
+                   vf_fmt_bytes(vf_estimate_device_buffer(e, d, VF_DEVBUF_MODEL), u, b1, sizeof b1),
+                   vf_fmt_bytes(vf_estimate_device_buffer(e, d, VF_DEVBUF_CONTEXT), u, b2, sizeof b2),
+                   vf_fmt_bytes(vf_estimate_device_buffer(e, d, VF_DEVBUF_COMPUTE), u, b3, sizeof b3),
+                   vf_fmt_bytes(vf_estimate_device_buffer(e, d, VF_DEVBUF_OFFLOAD), u, b4, sizeof b4),
+                   vf_fmt_bytes(vf_estimate_device_buffer(e, d, VF_DEVBUF_BACKEND), u, b5, sizeof b5));
+        }
+        if (vf_estimate_rb_devices(e))
+            printf("    host: model %s, context %s, compute %s (CUDA_Host), output %s\n",
+                   vf_fmt_bytes(vf_estimate_rb_host_model(e), u, b1, sizeof b1),
+                   vf_fmt_bytes(vf_estimate_rb_host_context(e), u, b2, sizeof b2),
+                   vf_fmt_bytes(vf_estimate_rb_host_compute(e), u, b3, sizeof b3),
+                   vf_fmt_bytes(vf_estimate_rb_output(e), u, b4, sizeof b4));
+    }
     printf("\nassumptions:\n");
     for (size_t i = 0; i < vf_estimate_assumption_count(e); i++)
         printf("  - %s\n", vf_estimate_assumption(e, i));

@@ -117,6 +117,75 @@ static bool kv_is_16bit(const vf_estimate_opts *o)
            !strcasecmp(k, "auto") || !strcasecmp(k, "f16,f16");
 }
 
+/* The host memory a placement needs (llama.cpp: the weights and buffers it
+ * keeps on the CPU), for the advice's detail. */
+static double host_gib(advisor *a, const vf_estimate_opts *o)
+{
+    if (vf__fit_try(a->c, o, a->opts->gpu_bytes, NULL, NULL) < 0)
+        return 0;
+    return (double)a->c->scratch->host_bytes / (double)((uint64_t)1 << 30);
+}
+
+/* The most -ngl in [0, all] that fits with o's other knobs; -1 when none does. */
+static int32_t most_layers(advisor *a, vf_estimate_opts *o, int32_t all)
+{
+    int32_t lo = -1, hi = all + 1; /* fits(lo) (or none), !fits(hi) */
+    while (all > 0 && hi - lo > 1) {
+        int32_t mid = lo + (hi - lo) / 2;
+        o->infer.n_gpu_layers = mid;
+        if (vf__fit_try(a->c, o, a->opts->gpu_bytes, NULL, NULL) == 1)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* llama.cpp's own --fit for a MoE model (common/fit.cpp): the routed
+ * experts go to host memory before whole layers do. The fewest blocks whose
+ * experts leave the GPU (--n-cpu-moe N, the first N, as the flag places
+ * them; --fit itself fills full layers front to back, the same count); when
+ * even all of them do not make it fit, the dense part of the most layers
+ * (--cpu-moe with -ngl), as --fit's dense-only fill back to front. */
+static bool advise_moe_offload(advisor *a)
+{
+    const vf_estimate_opts *b = a->base;
+    const vf_hparams *hp = vf_model_hparams(a->c->m);
+    if (!hp || hp->n_experts < 2 || !hp->n_layers || b->n_cpu_moe < 0)
+        return false;
+    int32_t L = (int32_t)hp->n_layers;
+    vf_estimate_opts o = *b;
+    o.n_cpu_moe = -1;
+    char detail[192];
+    if (vf__fit_try(a->c, &o, a->opts->gpu_bytes, NULL, NULL) == 1) {
+        int32_t lo = b->n_cpu_moe > 0 ? b->n_cpu_moe : 0, hi = L; /* !fits(lo), fits(hi) */
+        while (hi - lo > 1) {
+            int32_t mid = lo + (hi - lo) / 2;
+            o.n_cpu_moe = mid;
+            if (vf__fit_try(a->c, &o, a->opts->gpu_bytes, NULL, NULL) == 1)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        o.n_cpu_moe = hi >= L ? -1 : hi;
+        snprintf(detail, sizeof detail, "experts run from host memory, attention on the GPU: slower decoding; "
+                                        "%.1f GiB of host memory", host_gib(a, &o));
+        if (hi >= L)
+            add(a, &o, a->opts->gpu_bytes, a->n, COST_SPEED, "--cpu-moe", detail);
+        else
+            addf(a, &o, COST_SPEED, detail, "--n-cpu-moe %d", hi);
+        return true;
+    }
+    int32_t ngl = most_layers(a, &o, L + 1);
+    if (ngl < 1)
+        return false;
+    o.infer.n_gpu_layers = ngl;
+    snprintf(detail, sizeof detail, "every expert and %d layers on the CPU: much slower decoding; %.1f GiB of host "
+                                    "memory", L + 1 - ngl, host_gib(a, &o));
+    addf(a, &o, COST_SPEED, detail, "--cpu-moe --n-gpu-layers %d", ngl);
+    return true;
+}
+
 static void advise_inference(advisor *a)
 {
     const vf_estimate_opts *b = a->base;
@@ -161,24 +230,19 @@ static void advise_inference(advisor *a)
             snprintf(o.weights, sizeof o.weights, "%s", L->w[i].format);
             add(a, &o, a->opts->gpu_bytes, a->n, L->w[i].cost, L->w[i].flag, L->w[i].detail);
         }
-    if (llama) {
-        /* partial offload: the most layers that still fit */
+    /* partial offload: for a MoE model its experts first, as llama.cpp's
+     * --fit (whole layers only where that does not fit); else the most layers */
+    if (llama && !advise_moe_offload(a)) {
         const vf_hparams *hp = vf_model_hparams(a->c->m);
         int32_t all = hp && hp->n_layers ? (int32_t)hp->n_layers + 1 : 0;
-        int32_t lo = -1, hi = all;
         o = *b;
-        while (all > 0 && hi - lo > 1) {
-            int32_t mid = lo + (hi - lo) / 2;
-            o.infer.n_gpu_layers = mid;
-            if (vf__fit_try(a->c, &o, a->opts->gpu_bytes, NULL, NULL) == 1)
-                lo = mid;
-            else
-                hi = mid;
-        }
+        int32_t lo = most_layers(a, &o, all - 1);
         if (lo >= 0) {
             o.infer.n_gpu_layers = lo;
-            addf(a, &o, COST_SPEED, "layers on the CPU run at host memory speed: much slower decoding",
-                 "--n-gpu-layers %d (the rest on the CPU)", lo);
+            char detail[160];
+            snprintf(detail, sizeof detail, "layers on the CPU run at host memory speed: much slower decoding; %.1f "
+                                            "GiB of host memory", host_gib(a, &o));
+            addf(a, &o, COST_SPEED, detail, "--n-gpu-layers %d (the rest on the CPU)", lo);
         }
     }
 }

@@ -25,3 +25,10 @@ const char *vf_estimate_assumption(const vf_estimate *e, size_t i)
 size_t vf_estimate_explain_count(const vf_estimate *e) { return e ? e->n_explain : 0; }
 
 const char *vf_estimate_explain(const vf_estimate *e, size_t i) { return e && i < e->n_explain ? e->explain[i] : NULL; }
+
+uint64_t vf_estimate_device_buffer(const vf_estimate *e, uint32_t i, vf_devbuf which)
+{
+    if (!e || i >= e->rb_devices || i >= VF_MAX_SPLIT || (unsigned)which >= VF_DEVBUF_COUNT)
+        return 0;
+    return e->rb_dev[i][which];
+}

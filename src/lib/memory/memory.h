@@ -35,6 +35,9 @@ struct vf_estimate {
     double max_concurrency;
     /* llama.cpp: its own buffers (sums over devices) */
     uint64_t rb_model, rb_context, rb_compute, rb_output;
+    uint64_t rb_host_model, rb_host_context, rb_host_compute; /* what of them is in host memory */
+    uint32_t rb_devices;                                      /* per GPU: */
+    uint64_t rb_dev[VF_MAX_SPLIT][VF_DEVBUF_COUNT];
     /* training: which moment is the peak */
     char peak_phase[64];
     /* assumptions ("key = value") and formulas with numbers filled in */

@@ -146,6 +146,50 @@ static void llamacpp_rpc_hosts(vf__sbuf *b, const vf__layout *l)
     vf__put(b, "# On the main host:\n");
 }
 
+/* llama.cpp's tensor placement flags, as common/arg.cpp takes them: the
+ * overrides in their order (-ot, one each; --cpu-moe and --n-cpu-moe
+ * recognised by the patterns they add), then the --n-cpu-moe fit chose. */
+#define LC_EXPS "\\.ffn_(up|down|gate|gate_up)_(ch)?exps=CPU"
+
+static void llamacpp_placement(vf__sbuf *b, const vf_estimate_opts *o)
+{
+    for (const char *p = o->tensor_overrides; p && *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[600], want[96];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        uint32_t n = 0;
+        for (const char *q = p; q;) { /* blk\.0.., blk\.1.., ...: --n-cpu-moe n */
+            const char *qe = strchr(q, '\n');
+            size_t ql = qe ? (size_t)(qe - q) : strlen(q);
+            int w = snprintf(want, sizeof want, "blk\\.%u" LC_EXPS, n);
+            if ((size_t)w != ql || memcmp(q, want, ql) != 0)
+                break;
+            n++;
+            q = qe ? qe + 1 : NULL;
+        }
+        if (!strcmp(line, LC_EXPS)) {
+            vf__put(b, " --cpu-moe");
+        } else if (n > 0) {
+            vf__put(b, " --n-cpu-moe %u", n);
+            for (uint32_t i = 1; i < n; i++)
+                p = strchr(p, '\n') + 1;
+            end = strchr(p, '\n');
+            len = end ? (size_t)(end - p) : strlen(p);
+        } else {
+            vf__put(b, " -ot ");
+            vf__put_arg(b, line);
+        }
+        p += len;
+        if (*p == '\n')
+            p++;
+    }
+    if (o->n_cpu_moe < 0)
+        vf__put(b, " --cpu-moe");
+    else if (o->n_cpu_moe > 0)
+        vf__put(b, " --n-cpu-moe %d", o->n_cpu_moe);
+}
+
 static void emit_llamacpp(vf__sbuf *b, const vf_model *m, const char *ref, const vf_estimate_opts *o,
                           const vf_estimate *e, const vf__layout *l)
 {
@@ -179,6 +223,7 @@ static void emit_llamacpp(vf__sbuf *b, const vf_model *m, const char *ref, const
     kv_pair(in->kv_dtype, kk, vv, sizeof kk);
     vf__put(b, " -ctk %s -ctv %s", kk, vv);
     vf__put(b, " -fa %s", in->flash_attn == 1 ? "on" : in->flash_attn == 0 ? "off" : "auto");
+    llamacpp_placement(b, o);
     if (o->mmproj && o->mmproj[0]) { /* the projector the estimate priced (weights and clip's buffer) */
         vf__put(b, " --mmproj ");
         vf__put_arg(b, o->mmproj);

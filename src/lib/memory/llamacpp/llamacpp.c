@@ -28,8 +28,45 @@ static int layer_device(uint32_t il, uint32_t n_layer, uint32_t ngl, uint32_t n_
     return (int)n_dev - 1;
 }
 
+/* The cache layout of a llama.cpp build (docs/memory-model.md, "llama.cpp:
+ * cache layouts by build"). Each threshold is the first dated release found
+ * after the PR's merge; a build between the merge and it is priced with the
+ * older, larger layout (erring high). */
+#define LC_BUILD_MLA 5165     /* #12801 (2025-04-15): deepseek2 caches the latent, not per-head K and V */
+#define LC_BUILD_SWA 5501     /* #13194 (2025-05-20): sliding-window layers in their own, smaller cache */
+#define LC_BUILD_STREAMS 5885 /* #14363 (after build 5884, 2025-07-12): one KV stream per sequence */
+#define LC_BUILD_VLESS 7836   /* #19067 (2026-01-24): MLA's V read from the K cache, no V cache */
+
+typedef struct lc_layout {
+    bool mla_latent; /* MLA: the kv_lora_rank + rope latent as K (else per-head K and V) */
+    bool mla_v;      /* MLA: a V cache of the kv_lora_rank latent beside it */
+    bool swa_cache;  /* sliding-window layers capped at their window */
+    bool streams;    /* a stream per sequence unless --kv-unified (else one shared stream) */
+} lc_layout;
+
+static lc_layout lc_layout_of(uint32_t build)
+{
+    lc_layout l = {true, false, true, true};
+    if (!build)
+        return l;
+    l.mla_latent = build >= LC_BUILD_MLA;
+    l.mla_v = build < LC_BUILD_VLESS;
+    l.swa_cache = build >= LC_BUILD_SWA;
+    l.streams = build >= LC_BUILD_STREAMS;
+    return l;
+}
+
+/* K and V elements per cell of layer il in that layout. */
+static void lc_kv_elems(const vf_hparams *hp, uint32_t il, const lc_layout *l, uint64_t *k, uint64_t *v)
+{
+    vf__kv_layer_elems(hp, il, l->mla_latent, k, v);
+    if (l->mla_latent && l->mla_v && vf__is_mla(hp) && *k)
+        *v = hp->kv_lora_rank;
+}
+
 /* One llama.cpp run as its context settles it, and where everything lands. */
 typedef struct lc_run {
+    lc_layout lay;
     /* cparams */
     uint64_t n_seq, n_ctx, n_ctx_seq, n_stream, n_batch, n_ubatch;
     bool unified, fa;
@@ -63,7 +100,7 @@ static vf_status lc_cparams(const vf_infer_opts *io, lc_run *r, vf_error *err)
 {
     r->n_seq = io->parallel ? io->parallel : 1;
     r->n_ctx = PAD(io->context ? io->context : 4096, 256);
-    r->unified = io->kv_unified;
+    r->unified = io->kv_unified || !r->lay.streams;
     r->n_ctx_seq = r->unified ? r->n_ctx : PAD(r->n_ctx / r->n_seq, 256);
     r->n_stream = r->unified ? 1 : r->n_seq;
     if (!r->unified)
@@ -132,6 +169,17 @@ static void lc_note_matrix(lc_run *r, const vf_hparams *hp, const vf_tensor *t, 
         g->q_elems = vf__smul(n, k), g->q_nk = vf__sadd(n, k);
 }
 
+/* --n-cpu-moe N given after the overrides (vf_estimate_opts.n_cpu_moe): the
+ * routed experts of blocks below N (every block's: -1) in host memory. */
+static bool lc_cpu_moe(const vf_estimate_opts *o, const vf_model *m, const vf_tensor *t, int *dev)
+{
+    if (!o->n_cpu_moe || t->layer < 0 || (o->n_cpu_moe > 0 && t->layer >= o->n_cpu_moe) ||
+        !vf__lc_is_routed_expert(m, t))
+        return false;
+    *dev = -1;
+    return true;
+}
+
 static void lc_put(uint64_t *dev, uint64_t *host, int d, uint64_t b)
 {
     if (d < 0)
@@ -158,15 +206,12 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
         return st;
     }
     uint64_t *layer_host = r->nl ? calloc(r->nl, sizeof *layer_host) : NULL;
-    int *layer_dev = r->nl ? calloc(r->nl, sizeof *layer_dev) : NULL;
-    if (r->nl && (!layer_host || !layer_dev)) {
-        free(layer_host), free(layer_dev), vf__lc_overrides_free(ov), free(ov);
+    if (r->nl && !layer_host) {
+        vf__lc_overrides_free(ov), free(ov);
         return vf__err(err, VF_ENOMEM, "", "out of memory");
     }
-    for (uint32_t l = 0; l < r->nl; l++)
-        layer_dev[l] = layer_device(l, r->nl, r->ngl, r->n_dev, r->cum);
     bool has_output = false;
-    uint64_t embd_bytes = 0;
+    uint64_t embd_bytes = 0, host_out = 0;
     int32_t last_layer = -1; /* tensors come layer by layer: its device once per layer */
     int last_dev = -1;
     for (size_t i = 0; i < m->n_tensors; i++) {
@@ -191,28 +236,39 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
                 has_output = true;
         }
         int odev;
-        if (vf__lc_override_dev(ov, m, t, &odev)) {
+        bool in_layer = t->layer >= 0 && (uint32_t)t->layer < r->nl;
+        if (vf__lc_override_dev(ov, m, t, &odev) || lc_cpu_moe(o, m, t, &odev)) {
             r->n_overridden++;
-            if (odev < 0 && dev >= 0 && t->layer >= 0 && (uint32_t)t->layer < r->nl && t->n_dims >= 2) {
+            if (odev < 0 && dev >= 0 && in_layer && t->n_dims >= 2)
                 r->overridden_host = vf__sadd(r->overridden_host, b);
-                layer_host[t->layer] = vf__sadd(layer_host[t->layer], b);
-            }
             dev = odev;
+        }
+        if (dev < 0 && t->n_dims >= 2 && t->role != VF_ROLE_EMBED && t->role != VF_ROLE_POS_EMBED) {
+            if (in_layer)
+                layer_host[t->layer] = vf__sadd(layer_host[t->layer], b);
+            else if (b > host_out)
+                host_out = b;
         }
         lc_put(r->dev_model, &r->host_model, dev, b);
         lc_note_matrix(r, &m->hp, t, dev, b);
     }
-    /* op offload (ggml-backend.c's scheduler with op_offload on, the
-     * default; ggml-cuda offload_op: batch >= 32): a host weight's matmul
-     * runs on the GPU of its layer, the weight copied into that device's
-     * compute buffer as a split input, alive through its split: one
-     * layer's overridden matrices at a time, the largest such layer */
-    if (r->n_ubatch >= 32)
+    if (!has_output && r->out_dev < 0 && m->hp.tie_word_embeddings && embd_bytes > host_out)
+        host_out = embd_bytes; /* the head's matmul reads the host embeddings */
+    /* op offload (ggml-backend.cpp ggml_backend_sched_backend_id_from_cur,
+     * op_offload on by default; ggml-cuda offload_op: batch >= 32): an op
+     * whose weight is in host memory runs on the first backend that takes
+     * it, the first GPU (backends are ordered GPUs first, the CPU last),
+     * the weight copied into that GPU's compute buffer as a split input for
+     * the split's life: a layer's host matrices at a time (layers -ngl left
+     * on the CPU and tensors overridden to it alike), or the output head */
+    if (r->n_ubatch >= 32 && r->n_dev) {
         for (uint32_t l = 0; l < r->nl; l++)
-            if (layer_dev[l] >= 0 && layer_host[l] > r->dev_offload[layer_dev[l]])
-                r->dev_offload[layer_dev[l]] = layer_host[l];
+            if (layer_host[l] > r->dev_offload[0])
+                r->dev_offload[0] = layer_host[l];
+        if (host_out > r->dev_offload[0])
+            r->dev_offload[0] = host_out;
+    }
     free(layer_host);
-    free(layer_dev);
     vf__lc_overrides_free(ov);
     free(ov);
     if (!has_output && r->out_dev >= 0 && m->hp.tie_word_embeddings) {
@@ -233,7 +289,7 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
 static void lc_place_kv(const vf_hparams *hp, const vf_infer_opts *io, lc_run *r)
 {
     r->swa_cells = r->n_ctx_seq;
-    if (hp->sliding_window && !io->swa_full) {
+    if (hp->sliding_window && !io->swa_full && r->lay.swa_cache) {
         uint64_t s = PAD((uint64_t)hp->sliding_window * (r->unified ? r->n_seq : 1) + r->n_ubatch, 256);
         if (s < r->swa_cells)
             r->swa_cells = s;
@@ -241,7 +297,7 @@ static void lc_place_kv(const vf_hparams *hp, const vf_infer_opts *io, lc_run *r
     r->kv_full_cells = r->n_ctx_seq * r->n_stream;
     for (uint32_t il = 0; il < r->nl; il++) {
         uint64_t k, v;
-        vf__kv_layer_elems(hp, il, true, &k, &v);
+        lc_kv_elems(hp, il, &r->lay, &k, &v);
         uint64_t cells = (vf__layer_is_swa(hp, il) ? r->swa_cells : r->n_ctx_seq) * r->n_stream;
         uint64_t b = vf__sadd(vf__smul(cells, vf__dt_bytes(r->kt, k)), vf__smul(cells, vf__dt_bytes(r->vt, v)));
         /* recurrent layers (llama-memory-recurrent.cpp): one r and s state per sequence */
@@ -270,7 +326,7 @@ static void lc_compute(const vf_hparams *hp, lc_run *r)
     uint64_t kq = 0, kvrow = 0;
     for (uint32_t il = 0; il < r->nl; il++) {
         uint64_t k, v;
-        vf__kv_layer_elems(hp, il, true, &k, &v);
+        lc_kv_elems(hp, il, &r->lay, &k, &v);
         uint64_t lkv = vf__layer_is_swa(hp, il) ? r->swa_cells : n_kv;
         uint64_t h = vf__layer_heads(hp, il);
         if (vf__smul(h, lkv) > kq)
@@ -296,6 +352,38 @@ static void lc_compute(const vf_hparams *hp, lc_run *r)
     if (r->ffn_phase > r->compute)
         r->compute = r->ffn_phase;
     r->output = vf__smul(vf__smul(r->n_seq, n_vocab), 4);
+}
+
+/* The CPU backend's compute buffer beside GPUs (CUDA_Host: pinned): the
+ * graph's inputs, which the scheduler keeps on the CPU (ggml-backend.cpp:
+ * "graph input ... last backend (assumed CPU)") — token ids, positions and
+ * output ids (4 bytes per token each), the f32 KQ mask of each cache
+ * (n_kv x PAD(n_ubatch, 64), llama-graph.cpp) — and the token embeddings'
+ * get_rows (n_ubatch x n_embd f32: the table is in host memory); with the
+ * output layer on the CPU, the whole graph's buffer besides. */
+static uint64_t lc_host_compute(const vf_hparams *hp, const lc_run *r)
+{
+    uint64_t ub = r->n_ubatch;
+    uint64_t in = vf__smul(vf__smul(3, ub), 4);
+    in = vf__sadd(in, vf__smul(vf__smul(ub, hp->hidden_size), 4));
+    bool swa = false, full = false;
+    for (uint32_t il = 0; il < r->nl; il++) {
+        uint64_t k, v;
+        lc_kv_elems(hp, il, &r->lay, &k, &v);
+        if (!k && !v)
+            continue;
+        if (vf__layer_is_swa(hp, il) && r->swa_cells < r->n_ctx_seq)
+            swa = true;
+        else
+            full = true;
+    }
+    uint64_t per_stream = (ub + r->n_stream - 1) / r->n_stream; /* [n_kv, PAD(n_tokens / n_stream, 64), 1, n_stream] */
+    uint64_t rows = vf__smul(PAD(per_stream, 64), 4 * r->n_stream);
+    if (full)
+        in = vf__sadd(in, vf__smul(r->n_ctx_seq, rows));
+    if (swa)
+        in = vf__sadd(in, vf__smul(r->swa_cells, rows));
+    return r->out_dev < 0 ? vf__sadd(in, r->compute) : in;
 }
 
 /* The compute buffer device d holds: the whole graph's on the output layer's
@@ -334,12 +422,33 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
     e->gpus = r->n_dev ? r->n_dev : 1;
     e->context = r->n_ctx;
     e->batch = r->n_seq;
-    e->kv_bytes_per_token = vf__kv_bytes_per_token(hp, true, r->kt, r->vt);
+    uint64_t per_token = 0;
+    for (uint32_t il = 0; il < hp->n_layers; il++) {
+        uint64_t k, v;
+        lc_kv_elems(hp, il, &r->lay, &k, &v);
+        per_token = vf__sadd(per_token, vf__sadd(vf__dt_bytes(r->kt, k), vf__dt_bytes(r->vt, v)));
+    }
+    e->kv_bytes_per_token = per_token;
     e->weight_bits = bits;
     e->rb_model = all_model;
     e->rb_context = r->kv_total;
     e->rb_compute = r->compute;
     e->rb_output = r->output;
+    e->rb_host_model = r->host_model;
+    e->rb_host_context = r->host_kv;
+    e->rb_host_compute = r->n_dev ? lc_host_compute(hp, r) : r->compute;
+    e->rb_devices = r->n_dev;
+    if (r->n_dev)
+        e->rb_compute = 0;
+    for (uint32_t d = 0; d < r->n_dev; d++) {
+        uint64_t *b = e->rb_dev[d];
+        b[VF_DEVBUF_MODEL] = r->dev_model[d];
+        b[VF_DEVBUF_CONTEXT] = r->dev_kv[d];
+        b[VF_DEVBUF_COMPUTE] = lc_dev_compute(r, d);
+        b[VF_DEVBUF_OFFLOAD] = r->dev_offload[d];
+        b[VF_DEVBUF_BACKEND] = r->cost[d].total;
+        e->rb_compute = vf__sadd(e->rb_compute, b[VF_DEVBUF_COMPUTE]); /* every device's */
+    }
     if (r->n_dev) {
         e->weights = r->dev_model[peak_dev];
         e->kv_cache = r->dev_kv[peak_dev];
@@ -355,7 +464,7 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
          * free, 1024 MiB by default (common/arg.cpp) */
         e->margin_bytes = (uint64_t)1024 << 20;
         e->total_bytes = tot;
-        e->host_bytes = vf__sadd(vf__sadd(r->host_model, r->host_kv), vf__sadd(r->output, r->out_dev < 0 ? r->compute : 0));
+        e->host_bytes = vf__sadd(vf__sadd(r->host_model, r->host_kv), vf__sadd(r->output, e->rb_host_compute));
     } else {
         /* everything on the host (-ngl 0): the figures are host memory */
         e->weights = all_model;
@@ -366,14 +475,23 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
     }
 }
 
-static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_infer_opts *io, const lc_run *r)
+static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_estimate_opts *o, const lc_run *r)
 {
+    const vf_infer_opts *io = &o->infer;
     vf__assume(e, "runtime = llama.cpp: n_ctx %llu (padded to 256), n_seq %llu (%s cache), n_batch %llu, "
                "n_ubatch %llu, flash attention %s", (unsigned long long)r->n_ctx, (unsigned long long)r->n_seq,
                r->unified ? "unified" : "one stream per sequence",
                (unsigned long long)r->n_batch, (unsigned long long)r->n_ubatch, r->fa ? "on" : "off");
     vf__assume(e, "kv cache = K %s, V %s", vf_dtype_get(r->kt)->name, vf_dtype_get(r->vt)->name);
-    if (hp->sliding_window)
+    if (o->llamacpp_build)
+        vf__assume(e, "llamacpp_build = b%u: %s%s%s", o->llamacpp_build,
+                   !vf__is_mla(hp) ? "" : !r->lay.mla_latent ? "MLA per-head K and V cached (before #12801); "
+                                     : r->lay.mla_v ? "MLA latent K and a latent V cache (#12801, before #19067); "
+                                                    : "MLA latent K, V read from it (#19067); ",
+                   !hp->sliding_window ? "" : r->lay.swa_cache ? "sliding-window cache (#13194); "
+                                                                : "sliding-window layers at full context (before #13194); ",
+                   r->lay.streams ? "a KV stream per sequence (#14363)" : "one KV stream for all sequences (before #14363)");
+    if (hp->sliding_window && r->lay.swa_cache)
         vf__assume(e, "sliding-window layers: %llu cells per sequence (window %u%s)", (unsigned long long)r->swa_cells,
                    hp->sliding_window, io->swa_full ? ", --swa-full" : " + ubatch, padded to 256");
     if (r->ngl > r->nl)
@@ -399,6 +517,10 @@ static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_infer_opts 
             vf__assume(e, "matmuls = device generation unknown: MMQ taken (Turing or newer); before Turing a "
                           "prompt's quantized matmul holds its weight in f16 in the pool");
     }
+    if (o->n_cpu_moe)
+        vf__assume(e, "n_cpu_moe = %s: the routed experts of %s in host memory (after any -ot, as llama.cpp "
+                      "appends the flag's patterns)", o->n_cpu_moe < 0 ? "all (--cpu-moe)" : "--n-cpu-moe",
+                   o->n_cpu_moe < 0 ? "every block" : "the first blocks");
     if (r->n_overridden) {
         uint64_t off = 0;
         for (uint32_t d = 0; d < r->n_dev; d++)
@@ -432,6 +554,7 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
         return vf__err(err, VF_EUNSUPPORTED, m->source, "no layer or head counts: the KV cache cannot be sized");
     lc_run r;
     memset(&r, 0, sizeof r);
+    r.lay = lc_layout_of(o->llamacpp_build);
     if ((st = lc_cparams(&o->infer, &r, err)) != VF_OK || (st = lc_devices(o, hp, &r, err)) != VF_OK ||
         (st = lc_place_weights(m, o, &r, err)) != VF_OK)
         return st;
@@ -439,6 +562,6 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
     lc_compute(hp, &r);
     lc_backend(o, &r);
     lc_fill(e, hp, &r, w.bits);
-    lc_report(e, hp, &o->infer, &r);
+    lc_report(e, hp, o, &r);
     return VF_OK;
 }

@@ -152,3 +152,17 @@ bool vf__lc_override_dev(const vf__lc_overrides *ov, const vf_model *m, const vf
         }
     return false;
 }
+
+bool vf__lc_is_routed_expert(const vf_model *m, const vf_tensor *t)
+{
+    static const char *const kinds[] = {".ffn_up_", ".ffn_down_", ".ffn_gate_", ".ffn_gate_up_"};
+    char buf[96];
+    const char *name = gguf_name(m, t, buf, sizeof buf);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        for (const char *p = strstr(name, kinds[i]); p; p = strstr(p + 1, kinds[i])) {
+            const char *rest = p + strlen(kinds[i]);
+            if (!strncmp(rest, "exps", 4) || !strncmp(rest, "chexps", 6))
+                return true;
+        }
+    return false;
+}

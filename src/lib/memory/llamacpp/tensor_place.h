@@ -24,4 +24,8 @@ VF_HIDDEN void vf__lc_overrides_free(vf__lc_overrides *ov);
 /* The first override whose pattern is found in t's GGUF name: true and *dev. */
 VF_HIDDEN bool vf__lc_override_dev(const vf__lc_overrides *ov, const vf_model *m, const vf_tensor *t, int *dev);
 
+/* A routed expert's stacked weights (llama.cpp's LLM_FFN_EXPS_REGEX,
+ * "\\.ffn_(up|down|gate|gate_up)_(ch|)exps", in its GGUF name). */
+VF_HIDDEN bool vf__lc_is_routed_expert(const vf_model *m, const vf_tensor *t);
+
 #endif
