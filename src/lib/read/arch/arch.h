@@ -125,6 +125,9 @@ VF_HIDDEN uint64_t vf__ab_cfg(vf__ab *b, const json_t *o, const char *key, uint6
 typedef vf_status (*vf__arch_fn)(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_decoder(vf__ab *b); /* llama-like decoders: arch_decoder.c */
 VF_HIDDEN vf_status vf__arch_deepseek(vf__ab *b);
+VF_HIDDEN vf_status vf__arch_deepseek4(vf__ab *b); /* arch_deepseek4.c: DeepSeek-V4 */
+/* DeepSeek-V4's KV-cache shape (shared latent, sliding layers) from its config. */
+VF_HIDDEN vf_status vf__deepseek4_hparams(vf_hparams *hp, const json_t *t, const char *path, vf_error *err);
 VF_HIDDEN vf_status vf__arch_gpt2(vf__ab *b); /* arch_classic.c */
 VF_HIDDEN vf_status vf__arch_bigcode(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_neox(vf__ab *b);
