@@ -144,6 +144,8 @@ VF_HIDDEN void vf__arch_mamba_attn(vf__ab *b, const char *type);
 VF_HIDDEN bool vf__is_hybrid(const char *type);
 VF_HIDDEN vf_status vf__hybrid_hparams(vf_hparams *hp, const json_t *root, const json_t *t, const char *type,
                                        const char *path, vf_error *err);
+/* Gemma 4's vision and audio encoders and their embedders (arch_gemma4mm.c). */
+VF_HIDDEN void vf__gemma4_towers(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_vlm(vf__ab *b);    /* arch_vlm.c: vision-language wrappers */
 /* A vision tower + projector as the wrapper's model_type lays it out (arch_vision.c). */
 VF_HIDDEN void vf__vision_tower(vf__ab *b, const char *type);
