@@ -337,7 +337,8 @@ static void deepseek_indexer(vf__ab *b, const char *p)
     uint64_t n = 0, d = 0;
     vf__cfg_u64(b->cfg, &n, "index_n_heads", NULL);
     vf__cfg_u64(b->cfg, &d, "index_head_dim", NULL);
-    if (!is(hp->architecture, "deepseek_v32") || !n || !d || n > 16384 || d > 65536 || !hp->q_lora_rank)
+    if ((!is(hp->architecture, "deepseek_v32") && !is(hp->architecture, "glm_moe_dsa")) || !n || !d || n > 16384 ||
+        d > 65536 || !hp->q_lora_rank)
         return;
     vf__ab_linear(b, 0, n * d, hp->q_lora_rank, "%sself_attn.indexer.wq_b", p);
     vf__ab_linear(b, 0, d, hp->hidden_size, "%sself_attn.indexer.wk", p);
@@ -412,15 +413,20 @@ vf_status vf__arch_deepseek(vf__ab *b)
     /* multi-token prediction: layers num_hidden_layers.. as the DeepSeek-V3
      * checkpoint stores them, each with its own copy of the embedding and
      * head, enorm/hnorm, eh_proj [h, 2h] and a full decoder block */
+    /* GLM-5 stores its MTP layer without an embedding or head of its own
+     * (the Hub total of zai-org/GLM-5 is exact without them) */
+    bool own_io = !is(hp->architecture, "glm_moe_dsa");
     for (uint32_t k = 0; k < hp->n_mtp_layers && b->st == VF_OK; k++) {
         uint32_t i = hp->n_layers + k;
-        vf__ab_param(b, V, h, "model.layers.%u.embed_tokens.weight", i);
+        if (own_io)
+            vf__ab_param(b, V, h, "model.layers.%u.embed_tokens.weight", i);
         vf__ab_param(b, h, 0, "model.layers.%u.enorm.weight", i);
         vf__ab_param(b, h, 0, "model.layers.%u.hnorm.weight", i);
         vf__ab_linear(b, VF_LIN_NOQUANT, h, 2 * h, "model.layers.%u.eh_proj", i);
         deepseek_block(b, i);
         vf__ab_param(b, h, 0, "model.layers.%u.shared_head.norm.weight", i);
-        vf__ab_linear(b, VF_LIN_NOQUANT, V, h, "model.layers.%u.shared_head.head", i);
+        if (own_io)
+            vf__ab_linear(b, VF_LIN_NOQUANT, V, h, "model.layers.%u.shared_head.head", i);
     }
     return b->st;
 }

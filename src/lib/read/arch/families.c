@@ -34,6 +34,7 @@ static const vf__family families[] = {
     {"deepseek_v3", vf__arch_deepseek, UN, NULL, NULL, NULL},
     {"deepseek_v32", vf__arch_deepseek, UN, NULL, NULL, NULL}, /* + the sparse-attention indexer */
     {"kimi_k2", vf__arch_deepseek, UN, NULL, NULL, NULL},      /* Kimi-K2 ships DeepSeek-V3's architecture */
+    {"glm_moe_dsa", vf__arch_deepseek, UN, NULL, NULL, NULL},  /* GLM-5: DeepSeek-V3.2's layout (MLA + indexer) */
     {"deepseek_v4", vf__arch_deepseek4, UN, NULL, NULL, NULL}, /* mHC, compressed sparse attention (arch_deepseek4.c) */
     /* 2025-26 text decoders (arch_text.c) */
     {"granitemoe", vf__arch_text, 0, NULL, NULL, NULL},
