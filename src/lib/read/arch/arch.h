@@ -133,6 +133,11 @@ VF_HIDDEN vf_status vf__arch_bigcode(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_neox(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_bert(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_falcon(vf__ab *b);
+VF_HIDDEN vf_status vf__arch_starcoder2(vf__ab *b);  /* arch_starcoder2.c */
+VF_HIDDEN vf_status vf__arch_nomic_bert(vf__ab *b);  /* arch_nomic.c */
+VF_HIDDEN vf_status vf__arch_chatglm(vf__ab *b);     /* arch_chatglm.c */
+/* ChatGLMConfig's own spellings of KV groups, head width and context. */
+VF_HIDDEN vf_status vf__chatglm_hparams(vf_hparams *hp, const json_t *t, const char *path, vf_error *err);
 VF_HIDDEN vf_status vf__arch_text(vf__ab *b);   /* arch_text.c: 2025-26 text decoders */
 VF_HIDDEN vf_status vf__arch_hybrid(vf__ab *b); /* arch_hybrid.c: SSM / linear attention hybrids */
 VF_HIDDEN void vf__arch_ssm(vf__ab *b, const char *type); /* arch_ssm.c: the Mamba families */
