@@ -136,6 +136,8 @@ VF_HIDDEN vf_status vf__arch_falcon(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_starcoder2(vf__ab *b);  /* arch_starcoder2.c */
 VF_HIDDEN vf_status vf__arch_nomic_bert(vf__ab *b);  /* arch_nomic.c */
 VF_HIDDEN vf_status vf__arch_chatglm(vf__ab *b);     /* arch_chatglm.c */
+VF_HIDDEN vf_status vf__arch_bloom(vf__ab *b);       /* arch_bloom.c */
+VF_HIDDEN vf_status vf__arch_stablelm(vf__ab *b);    /* arch_stablelm.c */
 /* ChatGLMConfig's own spellings of KV groups, head width and context. */
 VF_HIDDEN vf_status vf__chatglm_hparams(vf_hparams *hp, const json_t *t, const char *path, vf_error *err);
 VF_HIDDEN vf_status vf__arch_text(vf__ab *b);   /* arch_text.c: 2025-26 text decoders */

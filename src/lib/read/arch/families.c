@@ -89,6 +89,8 @@ static const vf__family families[] = {
     {"starcoder2", vf__arch_starcoder2, 0, NULL, NULL, NULL},           /* tied by default */
     {"nomic_bert", vf__arch_nomic_bert, VF_TR_FP32, NULL, NULL, NULL},  /* an encoder (embeddings) */
     {"chatglm", vf__arch_chatglm, UN, NULL, NULL, NULL},
+    {"bloom", vf__arch_bloom, VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL}, /* tied; ALiBi */
+    {"stablelm", vf__arch_stablelm, UN, NULL, NULL, NULL},
     {"RefinedWebModel", vf__arch_falcon, VF_TR_FALCON | VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL}, /* falcon-7b's original format */
     {"RefinedWeb", vf__arch_falcon, VF_TR_FALCON | VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL},      /* falcon-40b's original format */
 };
