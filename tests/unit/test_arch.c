@@ -126,7 +126,8 @@ static uint64_t prefix_params(const vf_model *m, const char *prefix)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < vf_model_tensor_count(m); i++)
-        if (strncmp(vf_model_tensor(m, i)->name, prefix, strlen(prefix)) == 0)
+        if (strncmp(vf_model_tensor(m, i)->name, prefix, strlen(prefix)) == 0 &&
+            !(vf_model_tensor(m, i)->flags & VF_TENSOR_NOT_PARAM)) /* parameters, not stored buffers */
             n += vf_model_tensor(m, i)->n_params;
     return n;
 }
@@ -348,12 +349,17 @@ static void test_gemma4(void **state)
     assert_int_equal(x->role, VF_ROLE_EXPERT);
     assert_non_null(find(m, "model.language_model.layers.0.mlp.down_proj.weight"));
     assert_null(find(m, "lm_head.weight"));
-    /* model card: 25.2B total (text), 3.8B active */
+    /* model card: 25.2B total (text), 3.8B active; the vision encoder apart */
     vf_model_totals t = totals(m);
-    assert_true(fabs(billions(t.params) - 25.2) < 0.05);
-    assert_true(fabs(billions(t.active_params) - 3.8) < 0.05);
+    uint64_t vis = prefix_params(m, "model.vision_tower.") + prefix_params(m, "model.embed_vision.");
+    assert_true(fabs(billions(t.params - vis) - 25.2) < 0.05);
+    assert_true(fabs(billions(t.active_params - vis) - 3.8) < 0.05);
     assert_int_equal(t.buffer_elements, 30); /* layer_scalar per block */
-    assert_true(vf_model_warning_count(m) >= 1); /* vision/audio towers not counted */
+    x = find(m, "model.vision_tower.encoder.layers.26.mlp.down_proj.linear.weight");
+    assert_non_null(x);
+    assert_true(x->flags & VF_TENSOR_VISION);
+    assert_non_null(find(m, "model.embed_vision.embedding_projection.weight"));
+    assert_null(find(m, "model.audio_tower.output_proj.weight")); /* no audio_config */
     vf_model_free(m);
 }
 

@@ -67,10 +67,10 @@ static vf_role tensor_role_from_name(const char *n)
     if (has(n, "wpe.") || has(n, "position_embeddings") || has(n, "token_type_embeddings") ||
         has(n, "position_embd"))
         return VF_ROLE_POS_EMBED;
-    if (has(n, "embed_tokens") || has(n, "wte.") || has(n, "word_embeddings") || has(n, "token_embd") ||
+    if (strcmp(n, "embed.weight") == 0 /* DeepSeek-V4 */ || has(n, "embed_tokens") || has(n, "wte.") || has(n, "word_embeddings") || has(n, "token_embd") ||
         has(n, "tok_embeddings") || has(n, "embed_in"))
         return VF_ROLE_EMBED;
-    if (has(n, "lm_head") || has(n, "embed_out") || strcmp(n, "output.weight") == 0 ||
+    if (has(n, "lm_head") || has(n, "embed_out") || strcmp(n, "output.weight") == 0 || strcmp(n, "head.weight") == 0 ||
         has(n, "cls.predictions") || has(n, "shared_head.head"))
         return VF_ROLE_OUTPUT;
     if (has(n, "q_a_proj") || has(n, "q_b_proj") || has(n, "kv_a_proj") || has(n, "kv_b_proj") ||
@@ -113,6 +113,8 @@ void vf__model_classify(vf_model *m)
         t->layer = t->flags & VF_TENSOR_VISION ? -1 : tensor_layer_from_name(t->name);
         vf_role r = tensor_role_from_name(t->name);
         /* a bias of an expert projection is still an expert's */
+        if (r == VF_ROLE_OTHER && t->dtype == VF_DTYPE_F8_E8M0)
+            r = VF_ROLE_QUANT_AUX; /* a block scale (DeepSeek-V4's ".scale"): E8M0 holds nothing else */
         t->role = r;
         if (r == VF_ROLE_BUFFER)
             t->flags |= VF_TENSOR_NOT_PARAM;

@@ -390,6 +390,10 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
         st = vf__hybrid_hparams(hp, root, t, (tr & VF_TR_VLM) && ttype ? ttype : type, path, err);
     if (st == VF_OK && (streq(type, "gemma4") || streq(type, "gemma4_text")))
         st = gemma4_layers(hp, t, path, err);
+    if (st == VF_OK && streq(type, "chatglm"))
+        st = vf__chatglm_hparams(hp, t, path, err);
+    if (st == VF_OK && streq(type, "deepseek_v4"))
+        st = vf__deepseek4_hparams(hp, t, path, err);
     return st;
 }
 

@@ -125,11 +125,21 @@ VF_HIDDEN uint64_t vf__ab_cfg(vf__ab *b, const json_t *o, const char *key, uint6
 typedef vf_status (*vf__arch_fn)(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_decoder(vf__ab *b); /* llama-like decoders: arch_decoder.c */
 VF_HIDDEN vf_status vf__arch_deepseek(vf__ab *b);
+VF_HIDDEN vf_status vf__arch_deepseek4(vf__ab *b); /* arch_deepseek4.c: DeepSeek-V4 */
+/* DeepSeek-V4's KV-cache shape (shared latent, sliding layers) from its config. */
+VF_HIDDEN vf_status vf__deepseek4_hparams(vf_hparams *hp, const json_t *t, const char *path, vf_error *err);
 VF_HIDDEN vf_status vf__arch_gpt2(vf__ab *b); /* arch_classic.c */
 VF_HIDDEN vf_status vf__arch_bigcode(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_neox(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_bert(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_falcon(vf__ab *b);
+VF_HIDDEN vf_status vf__arch_starcoder2(vf__ab *b);  /* arch_starcoder2.c */
+VF_HIDDEN vf_status vf__arch_nomic_bert(vf__ab *b);  /* arch_nomic.c */
+VF_HIDDEN vf_status vf__arch_chatglm(vf__ab *b);     /* arch_chatglm.c */
+VF_HIDDEN vf_status vf__arch_bloom(vf__ab *b);       /* arch_bloom.c */
+VF_HIDDEN vf_status vf__arch_stablelm(vf__ab *b);    /* arch_stablelm.c */
+/* ChatGLMConfig's own spellings of KV groups, head width and context. */
+VF_HIDDEN vf_status vf__chatglm_hparams(vf_hparams *hp, const json_t *t, const char *path, vf_error *err);
 VF_HIDDEN vf_status vf__arch_text(vf__ab *b);   /* arch_text.c: 2025-26 text decoders */
 VF_HIDDEN vf_status vf__arch_hybrid(vf__ab *b); /* arch_hybrid.c: SSM / linear attention hybrids */
 VF_HIDDEN void vf__arch_ssm(vf__ab *b, const char *type); /* arch_ssm.c: the Mamba families */
@@ -141,6 +151,8 @@ VF_HIDDEN void vf__arch_mamba_attn(vf__ab *b, const char *type);
 VF_HIDDEN bool vf__is_hybrid(const char *type);
 VF_HIDDEN vf_status vf__hybrid_hparams(vf_hparams *hp, const json_t *root, const json_t *t, const char *type,
                                        const char *path, vf_error *err);
+/* Gemma 4's vision and audio encoders and their embedders (arch_gemma4mm.c). */
+VF_HIDDEN void vf__gemma4_towers(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_vlm(vf__ab *b);    /* arch_vlm.c: vision-language wrappers */
 /* A vision tower + projector as the wrapper's model_type lays it out (arch_vision.c). */
 VF_HIDDEN void vf__vision_tower(vf__ab *b, const char *type);

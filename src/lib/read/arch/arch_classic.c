@@ -116,6 +116,13 @@ vf_status vf__arch_bert(vf__ab *b)
     if (tv)
         vf__ab_param(b, tv, h, "%stoken_type_embeddings.weight", e);
     vf__ab_layernorm(b, h, "%sLayerNorm", e);
+    /* BertEmbeddings' position_ids buffer was persistent (saved with the
+     * weights) until transformers 4.31 made it non-persistent */
+    unsigned major = 0, minor = 0;
+    const char *tv_s = vf__cfg_str(b->root, "transformers_version");
+    if (tv_s && sscanf(tv_s, "%u.%u", &major, &minor) == 2 && (major < 4 || (major == 4 && minor < 31)))
+        vf__ab_raw(b, VF_DTYPE_I64, VF_TENSOR_NOT_PARAM, UINT64_MAX, 2, (uint64_t[]){1, hp->context_length},
+                   "bert.embeddings.position_ids");
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
         char p[64];
         snprintf(p, sizeof p, "bert.encoder.layer.%u.", i);

@@ -103,17 +103,29 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
         vf__ab_linear(b, qb, (H + 2 * kv) * hd, h, "%sself_attn.qkv_proj", p);
     } else {
         vf__ab_linear(b, qb, H * hd, h, "%sself_attn.q_proj", p);
-        if (!kv_shared) {
+        /* Gemma 4's checkpoints still store a KV-sharing layer's k/v
+         * projections and k_norm, which Gemma4TextModel drops on load
+         * (_keys_to_ignore_on_load_unexpected): stored, never loaded */
+        uint32_t saved = b->flags;
+        if (kv_shared && gemma4)
+            b->flags |= VF_TENSOR_NOT_PARAM;
+        if (!kv_shared || gemma4) {
             vf__ab_linear(b, qb, kv * hd, h, "%sself_attn.k_proj", p);
             if (!no_v)
                 vf__ab_linear(b, qb, kv * hd, h, "%sself_attn.v_proj", p);
         }
+        b->flags = saved;
     }
     vf__ab_linear(b, ob, h, H * hd, "%sself_attn.o_proj", p);
     if (s->qk_norm == 1) {
         vf__ab_param(b, hd, 0, "%sself_attn.q_norm.weight", p);
         if (!kv_shared)
             vf__ab_param(b, hd, 0, "%sself_attn.k_norm.weight", p); /* Gemma 4's v_norm has no scale */
+        else if (gemma4) { /* stored, dropped on load (above) */
+            char name[160];
+            snprintf(name, sizeof name, "%sself_attn.k_norm.weight", p);
+            vf__ab_raw(b, b->dt, VF_TENSOR_NOT_PARAM, UINT64_MAX, 1, &hd, name);
+        }
     } else if (s->qk_norm == 2) {
         vf__ab_param(b, H * hd, 0, "%sself_attn.q_norm.weight", p);
         vf__ab_param(b, kv * hd, 0, "%sself_attn.k_norm.weight", p);
@@ -128,10 +140,13 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     if (s->olmo_norms)
         vf__ab_param(b, h, 0, "%spost_feedforward_layernorm.weight", p);
 
-    uint64_t E = hp->n_experts, mff = hp->moe_intermediate_size;
+    uint64_t E = hp->n_experts, mff = hp->moe_intermediate_size, ff = hp->intermediate_size;
+    /* Gemma4TextMLP: use_double_wide_mlp doubles the KV-sharing layers' width */
+    if (gemma4 && kv_shared && vf__cfg_bool(b->cfg, "use_double_wide_mlp", false))
+        ff *= 2;
     switch (s->moe) {
     case MOE_NONE:
-        mlp(b, s, p, h, hp->intermediate_size);
+        mlp(b, s, p, h, ff);
         break;
     case MOE_MIXTRAL:
         vf__ab_linear(b, 0, E, h, "%sblock_sparse_moe.gate", p);
@@ -168,7 +183,7 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
         break;
     case MOE_GEMMA4:
         /* a dense MLP beside the routed experts in every block */
-        mlp(b, s, p, h, hp->intermediate_size);
+        mlp(b, s, p, h, ff);
         if (vf__cfg_bool(b->cfg, "enable_moe_block", E > 0) && E) {
             vf__ab_linear(b, 0, E, h, "%srouter.proj", p);
             vf__ab_param(b, h, 0, "%srouter.scale", p);
@@ -276,9 +291,6 @@ vf_status vf__arch_decoder(vf__ab *b)
     } else if (multimodal && is(type, "gemma4")) {
         s.pre = "model.language_model.";
         s.head = "lm_head";
-        if (json_is_object(json_object_get(b->root, "vision_config")) ||
-            json_is_object(json_object_get(b->root, "audio_config")))
-            vf__model_warn(b->m, "%s: gemma4 vision/audio encoders are not counted (text model only)", b->path);
     }
 
     if (b->pre) /* a wrapper's text model (arch_vlm.c) */
@@ -303,6 +315,8 @@ vf_status vf__arch_decoder(vf__ab *b)
         vf__ab_linear(b, 0, hp->vocab_size, hp->hidden_size, "%s", s.head);
     if (multimodal && is(type, "gemma3"))
         gemma3_vision(b);
+    if (multimodal && is(type, "gemma4"))
+        vf__gemma4_towers(b);
     return b->st;
 }
 
@@ -323,7 +337,8 @@ static void deepseek_indexer(vf__ab *b, const char *p)
     uint64_t n = 0, d = 0;
     vf__cfg_u64(b->cfg, &n, "index_n_heads", NULL);
     vf__cfg_u64(b->cfg, &d, "index_head_dim", NULL);
-    if (!is(hp->architecture, "deepseek_v32") || !n || !d || n > 16384 || d > 65536 || !hp->q_lora_rank)
+    if ((!is(hp->architecture, "deepseek_v32") && !is(hp->architecture, "glm_moe_dsa")) || !n || !d || n > 16384 ||
+        d > 65536 || !hp->q_lora_rank)
         return;
     vf__ab_linear(b, 0, n * d, hp->q_lora_rank, "%sself_attn.indexer.wq_b", p);
     vf__ab_linear(b, 0, d, hp->hidden_size, "%sself_attn.indexer.wk", p);
@@ -398,15 +413,20 @@ vf_status vf__arch_deepseek(vf__ab *b)
     /* multi-token prediction: layers num_hidden_layers.. as the DeepSeek-V3
      * checkpoint stores them, each with its own copy of the embedding and
      * head, enorm/hnorm, eh_proj [h, 2h] and a full decoder block */
+    /* GLM-5 stores its MTP layer without an embedding or head of its own
+     * (the Hub total of zai-org/GLM-5 is exact without them) */
+    bool own_io = !is(hp->architecture, "glm_moe_dsa");
     for (uint32_t k = 0; k < hp->n_mtp_layers && b->st == VF_OK; k++) {
         uint32_t i = hp->n_layers + k;
-        vf__ab_param(b, V, h, "model.layers.%u.embed_tokens.weight", i);
+        if (own_io)
+            vf__ab_param(b, V, h, "model.layers.%u.embed_tokens.weight", i);
         vf__ab_param(b, h, 0, "model.layers.%u.enorm.weight", i);
         vf__ab_param(b, h, 0, "model.layers.%u.hnorm.weight", i);
         vf__ab_linear(b, VF_LIN_NOQUANT, h, 2 * h, "model.layers.%u.eh_proj", i);
         deepseek_block(b, i);
         vf__ab_param(b, h, 0, "model.layers.%u.shared_head.norm.weight", i);
-        vf__ab_linear(b, VF_LIN_NOQUANT, V, h, "model.layers.%u.shared_head.head", i);
+        if (own_io)
+            vf__ab_linear(b, VF_LIN_NOQUANT, V, h, "model.layers.%u.shared_head.head", i);
     }
     return b->st;
 }

@@ -34,6 +34,8 @@ static const vf__family families[] = {
     {"deepseek_v3", vf__arch_deepseek, UN, NULL, NULL, NULL},
     {"deepseek_v32", vf__arch_deepseek, UN, NULL, NULL, NULL}, /* + the sparse-attention indexer */
     {"kimi_k2", vf__arch_deepseek, UN, NULL, NULL, NULL},      /* Kimi-K2 ships DeepSeek-V3's architecture */
+    {"glm_moe_dsa", vf__arch_deepseek, UN, NULL, NULL, NULL},  /* GLM-5: DeepSeek-V3.2's layout (MLA + indexer) */
+    {"deepseek_v4", vf__arch_deepseek4, UN, NULL, NULL, NULL}, /* mHC, compressed sparse attention (arch_deepseek4.c) */
     /* 2025-26 text decoders (arch_text.c) */
     {"granitemoe", vf__arch_text, 0, NULL, NULL, NULL},
     {"exaone4", vf__arch_text, 0, NULL, NULL, NULL},
@@ -84,6 +86,11 @@ static const vf__family families[] = {
     {"gpt_neox", vf__arch_neox, UN | VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
     {"bert", vf__arch_bert, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
     {"falcon", vf__arch_falcon, VF_TR_FALCON | VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL},
+    {"starcoder2", vf__arch_starcoder2, 0, NULL, NULL, NULL},           /* tied by default */
+    {"nomic_bert", vf__arch_nomic_bert, VF_TR_FP32, NULL, NULL, NULL},  /* an encoder (embeddings) */
+    {"chatglm", vf__arch_chatglm, UN, NULL, NULL, NULL},
+    {"bloom", vf__arch_bloom, VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL}, /* tied; ALiBi */
+    {"stablelm", vf__arch_stablelm, UN, NULL, NULL, NULL},
     {"RefinedWebModel", vf__arch_falcon, VF_TR_FALCON | VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL}, /* falcon-7b's original format */
     {"RefinedWeb", vf__arch_falcon, VF_TR_FALCON | VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL},      /* falcon-40b's original format */
 };
