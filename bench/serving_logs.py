@@ -41,7 +41,7 @@ KV pool (KV cache GiB, KV tokens) when vramfit is above it; start/OOM when
 vramfit says it starts and the log says it did not (a false refusal is
 counted apart as a wrong verdict on the safe side).
 
-    VF=build/vramfit /usr/bin/python3 bench/serving_logs.py [--rows]
+    VF=build/vramfit /usr/bin/python3 bench/serving_logs.py [--rows] [--why] [--runtime vllm|llamacpp]
 """
 import csv
 import json
@@ -228,7 +228,9 @@ def vllm_figures(d):
          "cuda_graph_gib": d.get("runtime_buffers", {}).get("cuda_graphs", 0),
          "kv_cache_gib": d["components"]["kv_cache"], "kv_tokens": d.get("kv_cache_tokens"),
          "oom": d.get("starts"),
-         "max_concurrency": d.get("max_concurrency"), "nvidia_smi_mib": d.get("device_bytes")}
+         "max_concurrency": d.get("max_concurrency"),
+         # nvidia-smi after start-up: serving, the profile's activations freed
+         "nvidia_smi_mib": d.get("phases", {}).get("serving_idle_bytes", d.get("device_bytes"))}
     notes = d.get("assumptions", {})
     notes = [str(a) for a in (notes.values() if isinstance(notes, dict) else notes)]
     # vLLM's "# GPU blocks" are 16-token blocks except in a hybrid layout (its own block size)
@@ -435,14 +437,17 @@ def main():
     global CATALOG
     show = "--rows" in sys.argv
     why = "--why" in sys.argv
+    only = sys.argv[sys.argv.index("--runtime") + 1] if "--runtime" in sys.argv[:-1] else ""
     CATALOG = catalog()
     for s in ("calibration", "verification"):
         sc = Score()
         print("== %s ==" % s)
-        with open(os.path.join(DIR, "vllm.tsv")) as f:
-            score_vllm([r for r in csv.DictReader(f, delimiter="\t") if r["set"] == s], sc, show)
-        with open(os.path.join(DIR, "llamacpp.tsv")) as f:
-            score_llamacpp([r for r in csv.DictReader(f, delimiter="\t") if r["set"] == s], sc, show)
+        if only in ("", "vllm"):
+            with open(os.path.join(DIR, "vllm.tsv")) as f:
+                score_vllm([r for r in csv.DictReader(f, delimiter="\t") if r["set"] == s], sc, show)
+        if only in ("", "llamacpp"):
+            with open(os.path.join(DIR, "llamacpp.tsv")) as f:
+                score_llamacpp([r for r in csv.DictReader(f, delimiter="\t") if r["set"] == s], sc, show)
         report(s, sc)
         if why:
             reasons = {}

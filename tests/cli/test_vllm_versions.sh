@@ -36,3 +36,12 @@ done
 check_err "vllm plan: an Apple GPU is refused" 3 "no Metal platform" "$VF" plan $M --offline --emit vllm --gpu "M3 Ultra"
 check_err "vllm fit: a malformed release is refused" 2 "expected a vLLM release" "$VF" fit $M --runtime vllm --offline \
     --gpu H100 --vllm-version 0.x
+# the phases: loading holds the weights and the context; serving idle is the
+# pool after the profile's activations are freed; device_bytes is serving at
+# its peak, those activations back (docs/memory-model.md "Phases")
+check_json "vllm: phases in order, device_bytes = serving peak = idle + activations" 0 \
+    '.phases.load_bytes < .phases.profile_peak_bytes and .phases.serving_idle_bytes < .phases.serving_peak_bytes and
+     .phases.serving_peak_bytes == .device_bytes and
+     .phases.serving_idle_bytes + .components.activations == .device_bytes and
+     .phases.load_bytes == .components.weights + .context_bytes' \
+    "$VF" estimate $M --runtime vllm --offline --json --gpu H100 --vllm-version 0.11.0

@@ -80,6 +80,7 @@ typedef struct vcfg {
     int minor;             /* the 0.x release asked for (0: current) */
     vf__vllm_ver ver;      /* --vllm-version parsed */
     bool ctx_in_non_torch; /* the release counts the CUDA context as non-torch memory */
+    uint64_t ctx_part;     /* then: the context's share of non_torch */
     bool v019; /* 0.19+ (and the current version): the profile vLLM 0.19 logs (profile_peaks) */
     bool graphs_in_budget; /* 0.21+: the graphs' estimate is taken out of the KV budget */
     uint32_t tp, pp;
@@ -177,6 +178,7 @@ static void non_torch(const vf_estimate_opts *o, vcfg *c)
     c->ctx = vf__torch_context_bytes(o, false, c->ctx_why, sizeof c->ctx_why);
     if (c->ctx_in_non_torch) {
         uint64_t ctx = c->ctx;
+        c->ctx_part = ctx;
         c->non_torch = vf__sadd(c->non_torch, ctx);
         c->ctx = 0;
         snprintf(c->ctx_why, sizeof c->ctx_why, "CUDA context %llu MiB counted in non-torch memory (vLLM %s %s: "
@@ -230,6 +232,13 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
      * sequences; otherwise 2048 and 256. V0: max(max_model_len, 2048) tokens
      * without chunked prefill, 256 sequences. */
     c->big = o->gpu_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
+    /* which devices get the larger defaults, by release: H100 and H200 by
+     * name (vllm PR #12369, 0.7.1), then 70 GiB and more (PR #17073, 0.8.5),
+     * then A100s excepted (PR #17885, 0.9.0) */
+    if (!vf__vllm_at_least(&c->ver, 0, 8, 5))
+        c->big = vf__name_has(io->gpu_name, "h100") || vf__name_has(io->gpu_name, "h200");
+    else if (!vf__vllm_at_least(&c->ver, 0, 9, 0))
+        c->big = o->gpu_bytes >= 70 * GIB;
     if (c->is_v1) {
         c->mnbt = c->big ? 8192 : 2048;
         c->mns = c->big ? 1024 : 256;
@@ -708,6 +717,14 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     /* the profile's cached blocks are released (torch.cuda.empty_cache in
      * determine_available_memory) before the pool is allocated in one piece */
     vf__device_set(e, vf__sadd(vf__sadd(b->weights, b->pool), b->act), 0, c.ctx, c.non_torch + c.graphs);
+    /* the phases (vllm/v1/worker/gpu_worker.py): weights loaded after the
+     * context; the profile's peak with its non-torch growth; then
+     * empty_cache, the pool in one piece and the graphs captured: serving
+     * idle holds no activations until a batch brings them back (device_bytes) */
+    uint64_t ctx_all = c.ctx_in_non_torch ? c.ctx_part : c.ctx;
+    e->phase_load_bytes = vf__sadd(b->weights, ctx_all);
+    e->phase_profile_bytes = vf__sadd(vf__sadd(b->weights, b->act), vf__sadd(c.non_torch, c.ctx));
+    e->phase_idle_bytes = vf__sadd(vf__sadd(b->weights, b->pool), vf__sadd(vf__sadd(c.non_torch, c.graphs), c.ctx));
     e->total_bytes = total;
     e->context = c.mml;
     e->batch = c.mns;
