@@ -458,7 +458,9 @@ static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const v
         p->fwd = p->moe_ws ? vf__smul(vf__smul(c->mnbt, 4 * h), a) : vf__sadd(p->fwd, vf__smul(vf__smul(c->mnbt, h), a));
     p->hid = vf__sadd(vf__smul(vf__smul(c->mnbt, h), a), vf__smul(vf__smul(c->seqs, h), c->is_v1 ? 2 * a : a));
     p->samp = vf__sadd(p->hid, sampler_bytes(io, c, V, light, &p->sort_tmp));
-    p->ws = vf__cublas_workspace_bytes(io->gpu_name, c->big ? c->gpu_bytes : 0);
+    /* an unnamed device of 70 GiB and more, not an A100, stands for Hopper */
+    bool hopper_class = c->gpu_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
+    p->ws = vf__cublas_workspace_bytes(io->gpu_name, hopper_class ? c->gpu_bytes : 0);
 }
 
 /* Every rank sizes its pool from what it has left; the engine then gives
