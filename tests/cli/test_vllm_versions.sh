@@ -45,3 +45,15 @@ check_json "vllm: phases in order, device_bytes = serving peak = idle + activati
      .phases.serving_idle_bytes + .components.activations == .device_bytes and
      .phases.load_bytes == .components.weights + .context_bytes' \
     "$VF" estimate $M --runtime vllm --offline --json --gpu H100 --vllm-version 0.11.0
+# V0's Mllama profile: every dummy sequence's image through the tower at
+# once (vllm PR #12126: Llama-3.2-11B-Vision, 0.7-era V0, max_model_len 65536,
+# 128 sequences, eager, H100: activation peak 36.63 GiB, KV cache 14.65 GiB):
+# the need at or above the log, the pool at or below it
+if run "vllm V0 mllama: estimate runs" 0 "$VF" estimate meta-llama/Llama-3.2-11B-Vision-Instruct --runtime vllm \
+    --offline --json --gpu 79.22GiB --vllm-version 0.7.0 --max-model-len 65536 --max-num-seqs 128 --enforce-eager; then
+    jq -e '(.components.activations / 1073741824 - 36.63) / 36.63 * 100 | . > -3 and . < 10' "$TMP/out" >/dev/null &&
+        ok "vllm V0 mllama: activation peak within (-3, +10) % of 36.63 GiB" ||
+        fail "vllm V0 mllama: activation peak" "$(jq '.components.activations' "$TMP/out") B"
+    jq -e '.components.kv_cache / 1073741824 <= 14.65 * 1.03' "$TMP/out" >/dev/null &&
+        ok "vllm V0 mllama: the pool not above the log's" || fail "vllm V0 mllama: pool" "$(jq '.components.kv_cache' "$TMP/out") B"
+fi

@@ -140,6 +140,9 @@ VF_HIDDEN vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o,
 /* vLLM: the tower's transient and outputs at its profile's dummy images (extras.c). */
 VF_HIDDEN void vf__extras_vllm_images(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, uint64_t mnbt,
                                       uint64_t mns, uint64_t mml, vf__extras *x, vf_estimate *e);
+/* vLLM V0's Mllama profile: the tower on every dummy sequence's images (extras.c). */
+VF_HIDDEN void vf__extras_vllm_mllama_v0(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, uint64_t mns,
+                                         vf__extras *x, vf_estimate *e);
 /* Adds the extras to a runtime's answer (all but vLLM, which sizes them before its pool);
  * shared_context: llama.cpp's n_ctx is shared by its sequences. */
 VF_HIDDEN void vf__extras_apply(vf_estimate *e, const vf__extras *x, bool shared_context);

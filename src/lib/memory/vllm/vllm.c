@@ -645,8 +645,10 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     vf__extras xt;
     if ((st = vf__extras_get(m, o, c.tp, &xt, e, err)) != VF_OK)
         return st;
-    if (c.is_v1) /* V0's profile spreads its dummy images over the sequences: not modelled */
+    if (c.is_v1)
         vf__extras_vllm_images(m, o, c.tp, c.mnbt, c.mns, c.mml, &xt, e);
+    else /* V0: Mllama's encoder-decoder profile (other towers' V0 profile: not modelled) */
+        vf__extras_vllm_mllama_v0(m, o, c.tp, c.mns, &xt, e);
     vstage *stages = calloc(c.pp, sizeof *stages);
     if (!stages)
         return vf__err(err, VF_ENOMEM, "", "out of memory");
