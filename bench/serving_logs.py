@@ -41,7 +41,7 @@ KV pool (KV cache GiB, KV tokens) when vramfit is above it; start/OOM when
 vramfit says it starts and the log says it did not (a false refusal is
 counted apart as a wrong verdict on the safe side).
 
-    VF=build/vramfit /usr/bin/python3 bench/serving_logs.py [--rows]
+    VF=build/vramfit /usr/bin/python3 bench/serving_logs.py [--rows] [--why] [--runtime vllm|llamacpp]
 """
 import csv
 import json
@@ -88,6 +88,10 @@ NEED, POOL = "need", "pool"
 VLLM_FIGS = {  # figure -> (side, unit bytes or None for a count)
     "weights_gib": (NEED, GIB), "non_torch_gib": (NEED, GIB), "activation_peak_gib": (NEED, GIB),
     "cuda_graph_gib": (NEED, GIB), "kv_cache_gib": (POOL, GIB), "kv_tokens": (POOL, None), "oom": ("verdict", None),
+    # the device's memory as vLLM reads it (a larger one is a larger budget), its KV blocks of 16 tokens
+    # and the requests of max_model_len they hold, and what nvidia-smi shows while serving
+    "total_gpu_gib": (POOL, GIB), "gpu_blocks": (POOL, None), "max_concurrency": (POOL, None),
+    "nvidia_smi_mib": (NEED, MIB),
 }
 LC_FIGS = {"cuda_model_mib": "model", "gpu_model_mib": "model", "kv_mib": "context", "compute_mib": "compute",
            "host_model_mib": "host_model", "host_compute_mib": "host_compute", "oom": "verdict"}
@@ -154,15 +158,22 @@ def vllm_version(v):
     lv = v.lower()
     if any(k in lv for k in ("fork", "plugin", "custom", "rocm/")):
         return None, "fork or plugin build: " + v
+    ver = ""  # vramfit's default: the current release
     m = re.search(r"\b0\.(\d+)(?:\.(\d+))?", v)
+    d = re.search(r"(20\d\d-\d\d)", v)
     if m and not v.startswith("0.1.dev"):
-        return "0.%s.%s" % (m.group(1), m.group(2) or "0"), None
-    m = re.search(r"(20\d\d-\d\d)", v)
-    if m:
-        rel = [r for d, r in RELEASES if d <= m.group(1)]
-        if rel and m.group(1) <= RELEASES[-1][0]:
-            return rel[-1], None
-    return "", None  # vramfit's default: the current release
+        ver = "0.%s.%s" % (m.group(1), m.group(2) or "0")
+    elif d:
+        rel = [r for dd, r in RELEASES if dd <= d.group(1)]
+        if rel and d.group(1) <= RELEASES[-1][0]:
+            ver = rel[-1]
+    # the engine the log names, where the release let one choose (0.7-0.10)
+    mv = re.match(r"0\.(\d+)\.", ver)
+    if mv and 7 <= int(mv.group(1)) <= 10 and re.search(r"\bV0\b", v):
+        ver += "/v0"
+    elif mv and int(mv.group(1)) == 7 and re.search(r"\bV1\b", v):
+        ver += "/v1"
+    return ver, None
 
 
 def vllm_args(r):
@@ -216,9 +227,21 @@ def vllm_figures(d):
     f = {"weights_gib": d["components"]["weights"], "activation_peak_gib": d["components"]["activations"],
          "cuda_graph_gib": d.get("runtime_buffers", {}).get("cuda_graphs", 0),
          "kv_cache_gib": d["components"]["kv_cache"], "kv_tokens": d.get("kv_cache_tokens"),
-         "oom": d.get("starts")}
+         "oom": d.get("starts"),
+         "max_concurrency": d.get("max_concurrency"),
+         # nvidia-smi after start-up: serving, the profile's activations freed
+         "nvidia_smi_mib": d.get("phases", {}).get("serving_idle_bytes", d.get("device_bytes"))}
+    notes = d.get("assumptions", {})
+    notes = [str(a) for a in (notes.values() if isinstance(notes, dict) else notes)]
+    # vLLM's "# GPU blocks" are 16-token blocks except in a hybrid layout (its own block size)
+    if d.get("kv_cache_tokens") is not None and not any("hybrid KV cache" in a for a in notes):
+        f["gpu_blocks"] = d["kv_cache_tokens"] // 16
     if m:
         f["non_torch_gib"] = int(m.group(1))
+    for a in notes:
+        g = re.search(r"gpu ([0-9.]+) GiB x gpu_memory_utilization", a)
+        if g:
+            f["total_gpu_gib"] = float(g.group(1)) * GIB
     return f
 
 
@@ -308,6 +331,9 @@ def score_vllm(rows, sc, show):
             want = num(r["value"])
             if want is None:
                 sc.not_expressed.append((label, "figure not a number: " + r["value"]))
+                continue
+            if "?" in r["value"]:
+                sc.not_expressed.append((label, "the figure's meaning is uncertain in the log: " + r["value"]))
                 continue
             if got.get(r["figure"]) is None:
                 sc.not_expressed.append((label, "vramfit gives no such figure"))
@@ -411,14 +437,17 @@ def main():
     global CATALOG
     show = "--rows" in sys.argv
     why = "--why" in sys.argv
+    only = sys.argv[sys.argv.index("--runtime") + 1] if "--runtime" in sys.argv[:-1] else ""
     CATALOG = catalog()
     for s in ("calibration", "verification"):
         sc = Score()
         print("== %s ==" % s)
-        with open(os.path.join(DIR, "vllm.tsv")) as f:
-            score_vllm([r for r in csv.DictReader(f, delimiter="\t") if r["set"] == s], sc, show)
-        with open(os.path.join(DIR, "llamacpp.tsv")) as f:
-            score_llamacpp([r for r in csv.DictReader(f, delimiter="\t") if r["set"] == s], sc, show)
+        if only in ("", "vllm"):
+            with open(os.path.join(DIR, "vllm.tsv")) as f:
+                score_vllm([r for r in csv.DictReader(f, delimiter="\t") if r["set"] == s], sc, show)
+        if only in ("", "llamacpp"):
+            with open(os.path.join(DIR, "llamacpp.tsv")) as f:
+                score_llamacpp([r for r in csv.DictReader(f, delimiter="\t") if r["set"] == s], sc, show)
         report(s, sc)
         if why:
             reasons = {}

@@ -848,7 +848,10 @@ VF_API void vf_estimate_opts_init(vf_estimate_opts *o);
     X(uint32_t, stage_end_layer, "one past its last block")                                             \
     X(uint32_t, partial_nodes, "graphs: nodes whose output shapes could not be inferred")               \
     X(uint64_t, cuda_graph_bytes, "vLLM: the CUDA graphs' memory (part of outside_bytes)")              \
-    X(uint64_t, margin_bytes, "what a fit verdict keeps free beyond device_bytes")
+    X(uint64_t, margin_bytes, "what a fit verdict keeps free beyond device_bytes")                      \
+    X(uint64_t, phase_load_bytes, "vLLM: the device after loading the weights (context included)")        \
+    X(uint64_t, phase_profile_bytes, "vLLM: at the profile run's peak, before the KV pool exists")        \
+    X(uint64_t, phase_idle_bytes, "vLLM: serving, idle: the pool allocated, the profile's activations freed")
 
 typedef struct vf_estimate vf_estimate;
 

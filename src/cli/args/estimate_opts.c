@@ -79,7 +79,7 @@ void vf_cli_infer_opts_help(FILE *f)
           "                         run tensor parallel N, llama.cpp splits the layers over N, training\n"
           "                         runs N data-parallel ranks\n"
           "  vLLM:      --gpu-util F (0.9)  --max-model-len N  --max-num-seqs N\n"
-          "             --max-num-batched-tokens N  --vllm-version V (0.6.x: V0 accounting)  --enforce-eager\n"
+          "             --max-num-batched-tokens N  --vllm-version X.Y[.Z][/v0|/v1]  --enforce-eager\n"
           "  llama.cpp: --ubatch N (512)  --lc-batch N (2048)  --parallel N (1)  --flash-attn on|off|auto\n"
           "             --swa-full  --kv-unified  --n-gpu-layers N (all)  --tensor-split A,B,...\n"
           "             --override-tensor PATTERN=BUFT[,...] (-ot; repeatable, first match wins; BUFT\n"

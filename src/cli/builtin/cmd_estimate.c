@@ -99,6 +99,13 @@ static int print_json(const vf_estimate *e, const char *runtime, bool explain, c
         json_t *rb = json_object();
         json_object_set_new(rb, "cuda_graphs", vf_json_u64(vf_estimate_cuda_graph_bytes(e)));
         json_object_set_new(o, "runtime_buffers", rb);
+        /* which phase each figure belongs to: device_bytes is serving at its peak */
+        json_t *ph = json_object();
+        json_object_set_new(ph, "load_bytes", vf_json_u64(vf_estimate_phase_load_bytes(e)));
+        json_object_set_new(ph, "profile_peak_bytes", vf_json_u64(vf_estimate_phase_profile_bytes(e)));
+        json_object_set_new(ph, "serving_idle_bytes", vf_json_u64(vf_estimate_phase_idle_bytes(e)));
+        json_object_set_new(ph, "serving_peak_bytes", vf_json_u64(vf_estimate_device_bytes(e)));
+        json_object_set_new(o, "phases", ph);
     }
     if (vf_estimate_runtime(e) == VF_RUNTIME_LLAMACPP && vf_estimate_mode(e) == VF_MODE_INFERENCE) {
         json_t *rb = json_object();

@@ -134,6 +134,46 @@ void vf__extras_vllm_images(const vf_model *m, const vf_estimate_opts *o, uint32
                (unsigned long long)budget, (unsigned long long)x->act, (unsigned long long)x->embeds);
 }
 
+/* vLLM V0's profile of Mllama (worker/enc_dec_model_runner.py profile_run,
+ * 0.6 to 0.10): each of the max_num_seqs dummy sequences carries its images
+ * at the most tiles (dummy_encoder_data_for_mllama; --max-images, else the
+ * default limit of 1), and the tower (model_executor/models/mllama.py
+ * MllamaVisionModel) runs on all of them in one batch: N = images x tiles x
+ * patches padded to a multiple of 8 (num_padding_patches) rows of the
+ * vision hidden size h_v. Live at the peak, the last local layer's MLP (and
+ * again in the global layers, once the five stored states are stacked):
+ * the five intermediate_layers_indices states, the layer's input and
+ * residual (7 N h_v), fc1's output and the activation's (2 N ff_v / tp),
+ * beside the aspect-ratio attention mask the whole tower shares,
+ * [images, 1, L, L] with L = tiles x padded patches, in the model dtype.
+ * The projector's cross-attention states (images x tiles x patches x h)
+ * stay into the decoder's pass. */
+void vf__extras_vllm_mllama_v0(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, uint64_t mns, vf__extras *x,
+                               vf_estimate *e)
+{
+    vf__image im;
+    if (strcmp(m->hp.architecture, "mllama") != 0 || !vf__image_cost(m, 0, 0, &im) || !im.cross_tokens)
+        return;
+    const json_t *v = json_object_get(m->config, "vision_config");
+    uint64_t tiles = 4;
+    const json_t *t = json_object_get(v, "max_num_tiles");
+    if (json_is_integer(t) && json_integer_value(t) > 0 && json_integer_value(t) <= 64)
+        tiles = (uint64_t)json_integer_value(t);
+    uint64_t per_tile = im.cross_tokens / tiles, padded = (per_tile + 7) / 8 * 8;
+    uint64_t images = vf__smul(mns ? mns : 1, o->max_images ? o->max_images : 1);
+    uint64_t dt = m->hp.torch_dtype == VF_DTYPE_F32 ? 4 : 2, L = tiles * padded;
+    uint64_t n = vf__smul(images, L);
+    uint64_t tower = vf__smul(vf__smul(n, dt), 7 * im.vision_hidden + 2 * im.vision_ff / (tp ? tp : 1));
+    uint64_t mask = vf__smul(vf__smul(images, vf__smul(L, L)), dt);
+    x->act = vf__sadd(tower, mask);
+    x->embeds = vf__smul(vf__smul(images, im.cross_tokens), vf__smul(m->hp.hidden_size, dt));
+    vf__assume(e, "vLLM V0 profile (enc_dec_model_runner): the Mllama tower on %llu dummy images of %llu tiles x %llu "
+                  "patches (padded), %llu B per GPU (7 x h_v + 2 x ff_v per row) + the aspect-ratio mask %llu B; the "
+                  "cross-attention states %llu B held into the decoder's pass",
+               (unsigned long long)images, (unsigned long long)tiles, (unsigned long long)padded,
+               (unsigned long long)tower, (unsigned long long)mask, (unsigned long long)x->embeds);
+}
+
 vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, vf__extras *x, vf_estimate *e,
                          vf_error *err)
 {

@@ -140,10 +140,21 @@ VF_HIDDEN vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o,
 /* vLLM: the tower's transient and outputs at its profile's dummy images (extras.c). */
 VF_HIDDEN void vf__extras_vllm_images(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, uint64_t mnbt,
                                       uint64_t mns, uint64_t mml, vf__extras *x, vf_estimate *e);
+/* vLLM V0's Mllama profile: the tower on every dummy sequence's images (extras.c). */
+VF_HIDDEN void vf__extras_vllm_mllama_v0(const vf_model *m, const vf_estimate_opts *o, uint32_t tp, uint64_t mns,
+                                         vf__extras *x, vf_estimate *e);
 /* Adds the extras to a runtime's answer (all but vLLM, which sizes them before its pool);
  * shared_context: llama.cpp's n_ctx is shared by its sequences. */
 VF_HIDDEN void vf__extras_apply(vf_estimate *e, const vf__extras *x, bool shared_context);
 
+/* --vllm-version parsed (vllm_version.c): the release, "current" when
+ * unset, and the engine (V1 from 0.8 unless "/v0" says otherwise). */
+typedef struct vf__vllm_ver {
+    bool current, v1;
+    int major, minor, patch;
+} vf__vllm_ver;
+VF_HIDDEN bool vf__vllm_version_parse(const char *s, vf__vllm_ver *v, const char **why);
+VF_HIDDEN bool vf__vllm_at_least(const vf__vllm_ver *v, int a, int b, int c);
 /* vLLM's hybrid KV-cache layout (vllm_hybrid.c): false when no layer is recurrent. */
 typedef struct vf__vllm_hybrid {
     uint64_t block;      /* attention block size in tokens (raised to fit a state page) */

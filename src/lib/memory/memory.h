@@ -67,6 +67,9 @@ struct vf_estimate {
      * keeps"): fit needs device_bytes + margin_bytes. */
     uint64_t margin_bytes;
     bool margin_named; /* the estimator set margin_bytes, 0 included (estimate.c adds no default) */
+    /* vLLM's phases as nvidia-smi would show them (device_bytes is serving
+     * at its peak: a full batch's activations back in the allocator) */
+    uint64_t phase_load_bytes, phase_profile_bytes, phase_idle_bytes;
 };
 
 /* Appends "fmt" to e->assumptions / e->explain (silently drops past VF_MAX_NOTES). */

@@ -13,29 +13,17 @@
 
 #define GIB ((uint64_t)1 << 30)
 
-/* Non-torch memory: what cudaMemGetInfo sees grow during profiling outside
- * PyTorch's allocator (vllm/utils memory_profiling: non_torch_increase, from
- * the snapshot taken after the CUDA context exists, so the context is not in
- * it): kernel images loaded lazily on first use (CUDA_MODULE_LOADING=LAZY),
- * library handles, NCCL buffers. Not derivable from the model; vLLM's own
- * logs give 0.16 GiB on an H100 at TP 1 (vllm PR #12126) and 0.20 GiB per
- * GPU with several GPUs (vllm PR #14447). */
+/* Non-torch memory grown during start-up outside PyTorch's allocator
+ * (kernel images loaded lazily on first use, CUDA_MODULE_LOADING=LAZY,
+ * library handles, NCCL and custom all-reduce buffers). Not derivable from
+ * the model; the figures are vLLM's own logs of the calibration set
+ * (tests/reference/serving-logs, issue numbers ending 4-9): 0.16 GiB on an
+ * H100 at TP 1 (vllm PR #12126) and, with several GPUs, the largest
+ * logged: 0.30 GiB per GPU on 2 x L40S (vllm issue #15815; 0.20 on 3090s,
+ * PR #14447). Which versions count the CUDA context with it: non_torch(). */
 #define VLLM_NON_TORCH_TP1 ((uint64_t)(0.16 * (double)GIB))
-#define VLLM_NON_TORCH_MULTI ((uint64_t)(0.20 * (double)GIB))
+#define VLLM_NON_TORCH_MULTI ((uint64_t)(0.30 * (double)GIB))
 #define VLLM_BLOCK 16 /* default block_size (CacheConfig) */
-
-static bool v1(const char *ver, int *major, int *minor)
-{
-    *major = 0, *minor = 0;
-    if (!ver || !*ver)
-        return true;
-    char *end;
-    long ma = strtol(ver, &end, 10);
-    long mi = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
-    *major = (int)ma, *minor = (int)mi;
-    /* V1 became the default engine in 0.8 */
-    return ma > 0 || mi >= 8;
-}
 
 /* Transient memory of torch.sort over S rows of V float32 logits, on top of
  * the sorted values and int64 indices it returns (CUDA stable sort,
@@ -90,6 +78,9 @@ void vf__pp_indices(uint32_t layers, uint32_t rank, uint32_t pp, uint32_t *start
 typedef struct vcfg {
     bool is_v1, big;
     int minor;             /* the 0.x release asked for (0: current) */
+    vf__vllm_ver ver;      /* --vllm-version parsed */
+    bool ctx_in_non_torch; /* the release counts the CUDA context as non-torch memory */
+    uint64_t ctx_part;     /* then: the context's share of non_torch */
     bool v019; /* 0.19+ (and the current version): the profile vLLM 0.19 logs (profile_peaks) */
     bool graphs_in_budget; /* 0.21+: the graphs' estimate is taken out of the KV budget */
     uint32_t tp, pp;
@@ -117,9 +108,10 @@ typedef struct vstage {
  * 512 after); V1 piecewise graphs, plus full decode graphs from 0.11
  * (FULL_AND_PIECEWISE became the default); gpt-oss's largest capture size
  * raised to 1024 (vLLM models/config.py, assumed from 0.12). */
-static void graphs(const vf_hparams *hp, const vf_infer_opts *io, vcfg *c, int major, int minor)
+static void graphs(const vf_hparams *hp, vcfg *c)
 {
-    bool current = !io->vllm_version[0] || major > 0;
+    bool current = c->ver.current || c->ver.major > 0;
+    int minor = c->ver.minor;
     /* the busiest stage's layers: a rank captures only its own pieces */
     uint32_t layers = 0;
     for (uint32_t r = 0; r < c->pp; r++) {
@@ -130,7 +122,7 @@ static void graphs(const vf_hparams *hp, const vf_infer_opts *io, vcfg *c, int m
     vf__vllm_graph_cfg g = {.mns = c->mns, .mnbt = c->mnbt, .a = c->a, .tp = c->tp, .layers = layers,
                             .moe_tp = c->moe_tp};
     g.mode = !c->is_v1 ? VF__VG_V0 : current || minor >= 11 ? VF__VG_FULL_AND_PIECEWISE : VF__VG_PIECEWISE;
-    g.v0_max = major == 0 && minor < 7 && !current ? 256 : 512;
+    g.v0_max = minor < 7 && !current ? 256 : 512;
     if (strcmp(hp->architecture, "gpt_oss") == 0 && (current || minor >= 12))
         g.max_capture = 1024;
     vf__vllm_graph_bytes(hp, &g, &c->gr);
@@ -158,16 +150,56 @@ static vf_status expert_parallel(const vf_hparams *hp, const vf_estimate_opts *o
     return VF_OK;
 }
 
+/* What vLLM subtracts as non-torch memory, by release (its worker's
+ * determine_num_available_blocks / determine_available_memory):
+ *  - V0 before 0.6.4 (vllm PR #2031): peak = free memory at init_device,
+ *    after the context exists, minus free memory after the profile: the
+ *    growth outside PyTorch only;
+ *  - V0 0.6.4 (PR #9352) and V1 0.7 to 0.9.1 (gpu_worker.py before PR
+ *    #19312): everything cudaMemGetInfo counts as used minus what PyTorch
+ *    has allocated, so the CUDA context (and any other process) is in it;
+ *  - V0 0.6.5 on (PR #10511's memory_profiling, baseline taken after the
+ *    context; PR #11809 compares reserved, not allocated, bytes from 0.7) and
+ *    V1 0.9.2 on (PR #19312): the growth since that baseline;
+ *  - V1 0.19 on: llm-d-planner's v0.19.0 logs (59 runs on H100s), 0.24 to
+ *    0.46 GiB at TP 1, 2.06 to 2.21 at TP 2 and 4: the highest of each (the
+ *    tensor-parallel rank's all-reduce buffers; figures, not a mechanism).
+ * Without the context in it, the context sits outside the budget (ctx). */
+static void non_torch(const vf_estimate_opts *o, vcfg *c)
+{
+    bool multi = c->tp * c->pp > 1;
+    c->non_torch = multi ? VLLM_NON_TORCH_MULTI : VLLM_NON_TORCH_TP1;
+    if (c->v019 && c->is_v1)
+        c->non_torch = (uint64_t)((c->tp > 1 ? 2.21 : 0.46) * (double)GIB);
+    const vf__vllm_ver *v = &c->ver;
+    bool old = !v->current && v->major == 0;
+    c->ctx_in_non_torch = old && (c->is_v1 ? !vf__vllm_at_least(v, 0, 9, 2)
+                                           : v->minor == 6 && v->patch == 4);
+    c->ctx = vf__torch_context_bytes(o, false, c->ctx_why, sizeof c->ctx_why);
+    if (c->ctx_in_non_torch) {
+        uint64_t ctx = c->ctx;
+        c->ctx_part = ctx;
+        c->non_torch = vf__sadd(c->non_torch, ctx);
+        c->ctx = 0;
+        snprintf(c->ctx_why, sizeof c->ctx_why, "CUDA context %llu MiB counted in non-torch memory (vLLM %s %s: "
+                 "device memory used minus PyTorch's allocated bytes)",
+                 (unsigned long long)(ctx >> 20),
+                 c->is_v1 ? "V1" : "V0", o->infer.vllm_version);
+    }
+}
+
 static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf__wprice *w, vcfg *c, vf_error *err)
 {
     const vf_hparams *hp = &m->hp;
     const vf_infer_opts *io = &o->infer;
-    int major, minor;
     vf_status st;
     memset(c, 0, sizeof *c);
-    c->is_v1 = v1(io->vllm_version, &major, &minor);
-    c->minor = major > 0 ? 0 : minor;
-    c->v019 = !io->vllm_version[0] || major > 0 || minor >= 19;
+    const char *vwhy;
+    if (!vf__vllm_version_parse(io->vllm_version, &c->ver, &vwhy))
+        return vf__err(err, VF_EINVAL, "--vllm-version", "%s, not '%s'", vwhy, io->vllm_version);
+    c->is_v1 = c->ver.v1;
+    c->minor = c->ver.current || c->ver.major > 0 ? 0 : c->ver.minor;
+    c->v019 = vf__vllm_at_least(&c->ver, 0, 19, 0);
     c->tp = o->tp ? o->tp : 1;
     c->pp = o->pp ? o->pp : 1;
     if (c->pp > (hp->n_layers ? hp->n_layers : 1))
@@ -175,6 +207,16 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
     if (o->ep > 1 && (st = expert_parallel(hp, o, c, err)) != VF_OK)
         return st;
     c->moe_tp = c->ep > 1 ? 1 : c->tp;
+    /* V0 before 0.6.4 took the peak as the drop in free memory over the
+     * profile (worker.py, vllm PRs #2031/#2863): the allocator's cached
+     * blocks and whatever NCCL and cupy held at that moment, which grew by
+     * gigabytes with tensor parallelism (PR #2031: Llama-2-70B on 4 A100s
+     * 31,615 -> 20,865 blocks); not modelled with more than one GPU */
+    if (!c->ver.current && c->ver.major == 0 && !vf__vllm_at_least(&c->ver, 0, 6, 4) && c->tp * c->pp > 1)
+        return vf__err(err, VF_EUNSUPPORTED, "--vllm-version",
+                       "vLLM %s with %u GPUs is not modelled: before 0.6.4 it measured the peak as the drop in free "
+                       "memory, NCCL's buffers included; 0.6.4 or later, or one GPU",
+                       io->vllm_version, c->tp * c->pp);
     char why[VF_NOTE_LEN];
     if (!vf__vllm_layout_ok(hp, c->tp, c->ep > 1, why, sizeof why))
         return vf__err(err, VF_EINVAL, "--tp", "vLLM refuses tensor parallel %u for this model at start-up: %s", c->tp,
@@ -190,6 +232,13 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
      * sequences; otherwise 2048 and 256. V0: max(max_model_len, 2048) tokens
      * without chunked prefill, 256 sequences. */
     c->big = o->gpu_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
+    /* which devices get the larger defaults, by release: H100 and H200 by
+     * name (vllm PR #12369, 0.7.1), then 70 GiB and more (PR #17073, 0.8.5),
+     * then A100s excepted (PR #17885, 0.9.0) */
+    if (!vf__vllm_at_least(&c->ver, 0, 8, 5))
+        c->big = vf__name_has(io->gpu_name, "h100") || vf__name_has(io->gpu_name, "h200");
+    else if (!vf__vllm_at_least(&c->ver, 0, 9, 0))
+        c->big = o->gpu_bytes >= 70 * GIB;
     if (c->is_v1) {
         c->mnbt = c->big ? 8192 : 2048;
         c->mns = c->big ? 1024 : 256;
@@ -220,34 +269,17 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
     c->swa_tok = hp->sliding_window ? hp->sliding_window - 1 + c->mnbt : c->mml;
     if (c->swa_tok > c->mml)
         c->swa_tok = c->mml;
-    bool multi = c->tp * c->pp > 1;
-    c->non_torch = multi ? VLLM_NON_TORCH_MULTI : VLLM_NON_TORCH_TP1;
-    /* vLLM 0.19 logs "non-torch forward increase memory" 0.24-0.46 GiB at TP 1
-     * (0.46: the granite rows), 0.07 under pipeline parallel alone, 2.06-2.11
-     * at TP 2 and 2.13-2.21 at TP 4 (llm-d-planner v0.19.0 logs, 59 runs):
-     * the highest of each (a tensor-parallel rank's all-reduce buffers): figures
- * from logs, not a mechanism (NCCL's share depends on its channel count) */
-    if (c->v019 && c->is_v1)
-        c->non_torch = (uint64_t)((c->tp > 1 ? 2.21 : 0.46) * (double)GIB);
-    /* vLLM 0.6.x (worker.py after PR #10511) measured non-torch memory from
-     * before the CUDA context existed, so the context is inside it: 1.79 GiB
-     * at TP 1 and 3.58 GiB at TP 2 in that PR's own logs (H100, Llama-3-8B) */
-    bool ctx_in_non_torch = major == 0 && minor == 6;
-    if (ctx_in_non_torch)
-        c->non_torch = (uint64_t)((multi ? 3.58 : 1.79) * (double)GIB);
+    non_torch(o, c);
     /* CUDA graphs (vllm_graphs.c) without --enforce-eager, every rank
      * priced as the one with the most layers */
     if (!io->enforce_eager)
-        graphs(hp, io, c, major, minor);
+        graphs(hp, c);
     c->graphs = c->gr.bytes;
     /* vLLM 0.21+ profiles the graphs before sizing the pool and takes its
      * estimate out of the budget (gpu_model_runner.py profile_cudagraph_memory,
      * gpu_worker.py: "CUDA graph memory profiling is enabled (default since
      * v0.21.0)"); before, they were captured after it, outside the budget */
-    c->graphs_in_budget = c->graphs && (!io->vllm_version[0] || major > 0 || minor >= 21);
-    c->ctx = ctx_in_non_torch ? 0 : vf__torch_context_bytes(o, false, c->ctx_why, sizeof c->ctx_why);
-    if (ctx_in_non_torch)
-        snprintf(c->ctx_why, sizeof c->ctx_why, "CUDA context inside vLLM 0.6's non-torch memory");
+    c->graphs_in_budget = c->graphs && vf__vllm_at_least(&c->ver, 0, 21, 0);
     c->overhead = c->non_torch + c->graphs + c->ctx;
     return VF_OK;
 }
@@ -426,7 +458,9 @@ static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const v
         p->fwd = p->moe_ws ? vf__smul(vf__smul(c->mnbt, 4 * h), a) : vf__sadd(p->fwd, vf__smul(vf__smul(c->mnbt, h), a));
     p->hid = vf__sadd(vf__smul(vf__smul(c->mnbt, h), a), vf__smul(vf__smul(c->seqs, h), c->is_v1 ? 2 * a : a));
     p->samp = vf__sadd(p->hid, sampler_bytes(io, c, V, light, &p->sort_tmp));
-    p->ws = vf__cublas_workspace_bytes(io->gpu_name, c->big ? c->gpu_bytes : 0);
+    /* an unnamed device of 70 GiB and more, not an A100, stands for Hopper */
+    bool hopper_class = c->gpu_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
+    p->ws = vf__cublas_workspace_bytes(io->gpu_name, hopper_class ? c->gpu_bytes : 0);
 }
 
 /* Every rank sizes its pool from what it has left; the engine then gives
@@ -523,12 +557,15 @@ static void notes(const vf_hparams *hp, const vf_estimate_opts *o, const vcfg *c
     vf__assume(e, "kv cache = K %s, V %s%s", vf_dtype_get(c->kt)->name, vf_dtype_get(c->vt)->name,
                vf__is_mla(hp) ? ", MLA latent (kv_lora_rank + qk_rope_head_dim)" : "");
     vf__assume(e, "non-torch memory %.2f GiB (vLLM's logs: %s); overhead = that + "
-               "CUDA graphs %.2f GiB (%s) + CUDA context, outside the pool",
+               "CUDA graphs %.2f GiB (%s)%s, outside the pool",
                (double)c->non_torch / GIB,
-               c->v019 && c->is_v1 ? "0.19's, llm-d-planner v0.19.0 runs" : "vllm PRs #12126/#14447, 0.6.x: #10511",
+               c->v019 && c->is_v1 ? "0.19's, llm-d-planner v0.19.0 runs"
+               : c->ctx_in_non_torch ? "PRs #12126/#15815 + the CUDA context, which this release counts there"
+                                     : "vllm PR #12126, issue #15815",
                (double)c->graphs / GIB,
                c->graphs_in_budget ? "profiled first and taken out of the pool's budget, vLLM 0.21+"
-                                   : "captured after the pool is sized, outside the budget");
+                                   : "captured after the pool is sized, outside the budget",
+               c->ctx_in_non_torch ? "" : " + CUDA context");
     vf__assume(e, "%s", c->ctx_why);
     if (c->gr.sizes)
         vf__assume(e, "CUDA graphs = %u capture sizes up to %llu tokens%s, %u graphs (%s); one shared pool %.0f MiB + "
@@ -577,6 +614,15 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
         return vf__err(err, VF_EINVAL, "--gpu", "the vllm runtime needs the device memory (--gpu NAME or bytes)");
     if (!vf__hp_has_attention(hp))
         return vf__err(err, VF_EUNSUPPORTED, m->source, "no layer or head counts: the KV cache cannot be sized");
+    /* vLLM's platforms are CUDA, ROCm, XPU, TPU and CPU (vllm/platforms):
+     * an Apple GPU runs it only through the vllm-metal plugin, whose
+     * accounting is its own */
+    const vf_gpu *row = vf__gpu_row(o->infer.gpu_name);
+    if (row && row->vendor && strcmp(row->vendor, "apple") == 0)
+        return vf__err(err, VF_EUNSUPPORTED, "--gpu",
+                       "vLLM has no Metal platform (CUDA, ROCm, XPU, TPU, CPU): %s is not modelled for it "
+                       "(the vllm-metal plugin is not priced); --runtime llamacpp runs there",
+                       row->name);
     vf__wprice w;
     vf_status st = vf__weights_price(m, o->weights, VF_DTYPE_UNKNOWN, &w, NULL, err);
     if (st != VF_OK)
@@ -599,8 +645,10 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     vf__extras xt;
     if ((st = vf__extras_get(m, o, c.tp, &xt, e, err)) != VF_OK)
         return st;
-    if (c.is_v1) /* V0's profile spreads its dummy images over the sequences: not modelled */
+    if (c.is_v1)
         vf__extras_vllm_images(m, o, c.tp, c.mnbt, c.mns, c.mml, &xt, e);
+    else /* V0: Mllama's encoder-decoder profile (other towers' V0 profile: not modelled) */
+        vf__extras_vllm_mllama_v0(m, o, c.tp, c.mns, &xt, e);
     vstage *stages = calloc(c.pp, sizeof *stages);
     if (!stages)
         return vf__err(err, VF_ENOMEM, "", "out of memory");
@@ -673,6 +721,14 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     /* the profile's cached blocks are released (torch.cuda.empty_cache in
      * determine_available_memory) before the pool is allocated in one piece */
     vf__device_set(e, vf__sadd(vf__sadd(b->weights, b->pool), b->act), 0, c.ctx, c.non_torch + c.graphs);
+    /* the phases (vllm/v1/worker/gpu_worker.py): weights loaded after the
+     * context; the profile's peak with its non-torch growth; then
+     * empty_cache, the pool in one piece and the graphs captured: serving
+     * idle holds no activations until a batch brings them back (device_bytes) */
+    uint64_t ctx_all = c.ctx_in_non_torch ? c.ctx_part : c.ctx;
+    e->phase_load_bytes = vf__sadd(b->weights, ctx_all);
+    e->phase_profile_bytes = vf__sadd(vf__sadd(b->weights, b->act), vf__sadd(c.non_torch, c.ctx));
+    e->phase_idle_bytes = vf__sadd(vf__sadd(b->weights, b->pool), vf__sadd(vf__sadd(c.non_torch, c.graphs), c.ctx));
     e->total_bytes = total;
     e->context = c.mml;
     e->batch = c.mns;

@@ -12,20 +12,11 @@
 #define EXTRA_VOCAB 256 /* LoRAConfig.lora_extra_vocab_size and lora_vocab_padding_size, before 0.12 */
 
 /* vLLM a.b.c or later; no version given means the current one. */
-static bool at_least(const char *v, long a, long b, long c)
+static bool at_least(const char *v, int a, int b, int c)
 {
-    if (!v || !*v)
-        return true;
-    char *end;
-    long x[3] = {0, 0, 0};
-    const char *p = v;
-    for (int i = 0; i < 3; i++) {
-        x[i] = strtol(p, &end, 10);
-        if (*end != '.')
-            break;
-        p = end + 1;
-    }
-    return x[0] != a ? x[0] > a : x[1] != b ? x[1] > b : x[2] >= c;
+    vf__vllm_ver ver;
+    const char *why;
+    return !vf__vllm_version_parse(v, &ver, &why) || vf__vllm_at_least(&ver, a, b, c);
 }
 
 static uint64_t ru(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
