@@ -726,6 +726,12 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 
+/* The routed experts' pattern llama.cpp's --cpu-moe places on the CPU
+ * (common/common.h LLM_FFN_EXPS_REGEX, its empty alternative as POSIX spells
+ * it); --n-cpu-moe N gives "blk\\.I" followed by it for each block I < N.
+ * vf_estimate_opts.tensor_overrides holds these flags in this form. */
+#define VF_LLAMACPP_EXPERTS_PATTERN "\\.ffn_(up|down|gate|gate_up)_(ch)?exps"
+
 typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
     vf_mode mode;
     vf_runtime runtime;
@@ -938,6 +944,7 @@ typedef struct vf_gpu_choice { VF_GROWABLE_BEGIN
     bool from_catalog;
     char name[96];             /* display name ("H100 SXM 80GB", "24.00 GiB") */
     char note[VF_NOTE_LEN];    /* "H100 taken as H100 SXM 80GB (...)", or "" */
+    bool count_given;          /* the spec named a count ("GxN", "G*N", "NxG"), even 1 */
 VF_GROWABLE_END(2048) } vf_gpu_choice;
 VF_SIZE_PINNED(vf_gpu_choice, 2048);
 

@@ -143,10 +143,6 @@ static int parse_split(const char *arg, vf_infer_opts *io)
  * common/arg.cpp gives them. One command line per process. */
 static char overrides[32768];
 
-/* common/common.h LLM_FFN_EXPS_REGEX, "\\.ffn_(up|down|gate|gate_up)_(ch|)exps",
- * with its empty alternative written as POSIX spells it */
-#define CPU_MOE_PATTERN "\\.ffn_(up|down|gate|gate_up)_(ch)?exps"
-
 static int add_override(const char *opt, const char *entry, size_t len, vf_estimate_opts *o)
 {
     size_t used = strlen(overrides);
@@ -178,12 +174,12 @@ static int parse_override_opt(int c, const char *arg, vf_estimate_opts *o)
             p = comma + 1;
         }
     case VF_OPT_CPU_MOE:
-        return add_override("cpu-moe", CPU_MOE_PATTERN "=CPU", strlen(CPU_MOE_PATTERN "=CPU"), o);
+        return add_override("cpu-moe", VF_LLAMACPP_EXPERTS_PATTERN "=CPU", strlen(VF_LLAMACPP_EXPERTS_PATTERN "=CPU"), o);
     case VF_OPT_N_CPU_MOE:
         if (vf_cli_opt_number("n-cpu-moe", arg, 0, 512, "expected a layer count up to 512", &v) < 0)
             return -1;
         for (uint64_t i = 0; i < v; i++) {
-            int n = snprintf(e, sizeof e, "blk\\.%llu" CPU_MOE_PATTERN "=CPU", (unsigned long long)i);
+            int n = snprintf(e, sizeof e, "blk\\.%llu" VF_LLAMACPP_EXPERTS_PATTERN "=CPU", (unsigned long long)i);
             if (add_override("n-cpu-moe", e, (size_t)n, o) < 0)
                 return -1;
         }

@@ -124,35 +124,16 @@ static const vf_suggestion *launchable(const vf_fit *f)
     return pick;
 }
 
-/* "GxN": the count of devices was stated, not left to the plan. */
-static bool count_stated(const char *gpu)
-{
-    const char *x = gpu ? strrchr(gpu, 'x') : NULL;
-    const char *X = gpu ? strrchr(gpu, 'X') : NULL;
-    x = X > x ? X : x;
-    if (!x || !x[1] || x == gpu || (size_t)(x - gpu) >= 96)
-        return false;
-    for (const char *p = x + 1; *p; p++)
-        if (*p < '0' || *p > '9')
-            return false;
-    /* "RTX4090" ends in X4090 too: a count only when what precedes it is a GPU */
-    char head[96];
-    snprintf(head, sizeof head, "%.*s", (int)(x - gpu), gpu);
-    vf_gpu_choice c;
-    vf_error e = {0};
-    return vf_gpu_lookup(head, &c, &e) == VF_OK;
-}
-
 /* llama.cpp on the devices stated (GxN): its own --fit moves tensors to
  * host memory on the devices it has rather than asking for more, so the
  * plan takes a placement that fits there before more GPUs. */
-static const vf_suggestion *llamacpp_placement(const vf_cli_fit_args *a, const vf_fit *f, uint32_t count)
+static const vf_suggestion *llamacpp_placement(const vf_cli_fit_args *a, const vf_fit *f, const vf_gpu_choice *c)
 {
-    if (a->est.runtime != VF_RUNTIME_LLAMACPP || !count_stated(a->gpu))
+    if (a->est.runtime != VF_RUNTIME_LLAMACPP || !c->count_given)
         return NULL;
     for (size_t i = 0; i < vf_fit_suggestion_count(f); i++) {
         const vf_suggestion *s = vf_fit_suggestion(f, i);
-        if (s->fits && !s->needs && s->gpus == count &&
+        if (s->fits && !s->needs && s->gpus == c->count &&
             (s->opts.n_cpu_moe != a->est.n_cpu_moe || s->opts.infer.n_gpu_layers != a->est.infer.n_gpu_layers))
             return s;
     }
@@ -185,7 +166,7 @@ static int choose(const vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choi
         }
         return -1;
     }
-    const vf_suggestion *place = llamacpp_placement(a, f, c->count);
+    const vf_suggestion *place = llamacpp_placement(a, f, c);
     if (place) {
         ch->o = place->opts;
         ch->gpu_bytes = place->gpu_bytes;

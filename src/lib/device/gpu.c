@@ -256,6 +256,7 @@ vf_status vf_gpu_lookup(const char *spec, vf_gpu_choice *out, vf_error *err)
             return vf__err(err, VF_EINVAL, spec, "gpu count must be 1 to 4096");
         if (resolve(name_part, spec, out) == 0 || (parse_size(name_part, &bytes) && (out->gpu.memory_bytes = bytes))) {
             out->count = (uint32_t)n;
+            out->count_given = true;
             if (!out->from_catalog)
                 goto bare;
             return VF_OK;

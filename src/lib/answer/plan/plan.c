@@ -149,7 +149,7 @@ static void llamacpp_rpc_hosts(vf__sbuf *b, const vf__layout *l)
 /* llama.cpp's tensor placement flags, as common/arg.cpp takes them: the
  * overrides in their order (-ot, one each; --cpu-moe and --n-cpu-moe
  * recognised by the patterns they add), then the --n-cpu-moe fit chose. */
-#define LC_EXPS "\\.ffn_(up|down|gate|gate_up)_(ch)?exps=CPU"
+#define LC_EXPS VF_LLAMACPP_EXPERTS_PATTERN "=CPU"
 
 static void llamacpp_placement(vf__sbuf *b, const vf_estimate_opts *o)
 {

@@ -16,7 +16,7 @@ vf_status vf__arch_stablelm(vf__ab *b)
     uint64_t h = hp->hidden_size, ff = hp->intermediate_size, H = hp->n_heads, kv = hp->n_kv_heads, hd = hp->head_dim;
     if (!ff)
         return vf__err(b->err, VF_EFORMAT, b->path, "stablelm config lacks intermediate_size");
-    unsigned qb = vf__cfg_bool(b->cfg, "use_qkv_bias", false) ? VF_LIN_BIAS : 0;
+    bool qb = vf__cfg_bool(b->cfg, "use_qkv_bias", false);
     bool qkn = vf__cfg_bool(b->cfg, "qk_layernorm", false);
     bool parallel = vf__cfg_bool(b->cfg, "use_parallel_residual", false);
     vf__ab_param(b, hp->vocab_size, h, "model.embed_tokens.weight");
@@ -24,19 +24,16 @@ vf_status vf__arch_stablelm(vf__ab *b)
         char p[64];
         snprintf(p, sizeof p, "model.layers.%u.", i);
         vf__ab_layernorm(b, h, "%sinput_layernorm", p);
-        vf__ab_linear(b, qb, H * hd, h, "%sself_attn.q_proj", p);
-        vf__ab_linear(b, qb, kv * hd, h, "%sself_attn.k_proj", p);
-        vf__ab_linear(b, qb, kv * hd, h, "%sself_attn.v_proj", p);
-        vf__ab_linear(b, 0, h, H * hd, "%sself_attn.o_proj", p);
+        char a[80];
+        snprintf(a, sizeof a, "%sself_attn.", p);
+        vf__ab_attn(b, a, &(vf__attn){.h = h, .heads = H, .kv = kv, .hd = hd, .qkv_bias = qb});
         for (uint64_t k = 0; qkn && k < H; k++)
             vf__ab_param(b, hd, 0, "%sself_attn.q_layernorm.norms.%llu.weight", p, (unsigned long long)k);
         for (uint64_t k = 0; qkn && k < kv; k++)
             vf__ab_param(b, hd, 0, "%sself_attn.k_layernorm.norms.%llu.weight", p, (unsigned long long)k);
         if (!parallel) /* the parallel residual shares input_layernorm */
             vf__ab_layernorm(b, h, "%spost_attention_layernorm", p);
-        vf__ab_linear(b, 0, ff, h, "%smlp.gate_proj", p);
-        vf__ab_linear(b, 0, ff, h, "%smlp.up_proj", p);
-        vf__ab_linear(b, 0, h, ff, "%smlp.down_proj", p);
+        vf__ab_mlp(b, p, h, ff, 0, "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj");
     }
     vf__ab_layernorm(b, h, "model.norm");
     if (!hp->tie_word_embeddings)

@@ -14,19 +14,17 @@ vf_status vf__arch_starcoder2(vf__ab *b)
     uint64_t h = hp->hidden_size, ff = hp->intermediate_size, H = hp->n_heads, kv = hp->n_kv_heads, hd = hp->head_dim;
     if (!ff)
         return vf__err(b->err, VF_EFORMAT, b->path, "starcoder2 config lacks intermediate_size");
-    unsigned bias = vf__cfg_bool(b->cfg, "use_bias", true) ? VF_LIN_BIAS : 0;
+    bool bias = vf__cfg_bool(b->cfg, "use_bias", true);
     vf__ab_param(b, hp->vocab_size, h, "model.embed_tokens.weight");
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
         char p[64];
         snprintf(p, sizeof p, "model.layers.%u.", i);
         vf__ab_layernorm(b, h, "%sinput_layernorm", p);
-        vf__ab_linear(b, bias, H * hd, h, "%sself_attn.q_proj", p);
-        vf__ab_linear(b, bias, kv * hd, h, "%sself_attn.k_proj", p);
-        vf__ab_linear(b, bias, kv * hd, h, "%sself_attn.v_proj", p);
-        vf__ab_linear(b, bias, h, H * hd, "%sself_attn.o_proj", p);
+        char a[80];
+        snprintf(a, sizeof a, "%sself_attn.", p);
+        vf__ab_attn(b, a, &(vf__attn){.h = h, .heads = H, .kv = kv, .hd = hd, .qkv_bias = bias, .o_bias = bias});
         vf__ab_layernorm(b, h, "%spost_attention_layernorm", p);
-        vf__ab_linear(b, bias, ff, h, "%smlp.c_fc", p);
-        vf__ab_linear(b, bias, h, ff, "%smlp.c_proj", p);
+        vf__ab_mlp(b, p, h, ff, bias ? VF_LIN_BIAS : 0, NULL, "mlp.c_fc", "mlp.c_proj");
     }
     vf__ab_layernorm(b, h, "model.norm");
     if (!hp->tie_word_embeddings)
