@@ -345,21 +345,63 @@ def score_vllm(rows, sc, show):
                 print("  %-60s vramfit %10.4g  log %10.4g  %+6.1f %%" % (label, g, want, 100 * err))
 
 
+# a GGUF file name's tail: shard counter, then the file type (llama.cpp's LLAMA_FTYPE names,
+# plus the -L/-XL variants of the quantizers that keep embeddings/output at Q8_0)
+LC_QUANT = re.compile(r"[-._ ](?:UD-)?((?:I?Q\d(?:_[0-9A-Z]+)*(?:_[LMS]|_XL|_XS|_XXS)?)|F16|BF16|F32)$", re.I)
+LC_SHARD = re.compile(r"-\d{5}-of-\d{5}$")
+# fine-tunes that keep the base model's tensors and shapes (abliteration edits weights only)
+LC_SAME_SHAPE = ("-heretic", "-abliterated", "-uncensored")
+LC_FORKS = ("ik_llama", "llamafile", "buun", "fork")
+
+
+def lc_file(f):
+    """(model name, file type or '') from a GGUF file name as the log gives it."""
+    n = f.split(" (")[0].strip().split("/")[-1]
+    n = re.sub(r"\.gguf$", "", n, flags=re.I)
+    n = LC_SHARD.sub("", n)
+    m = LC_QUANT.search(n)
+    q = ""
+    if m:
+        q, n = m.group(1), n[:m.start()]
+    for t in LC_SAME_SHAPE:
+        if n.lower().endswith(t):
+            n = n[:-len(t)]
+    return n, q.lower()
+
+
+def lc_gpus(g):
+    """[catalog name] * count, or None: 'A + B', '2x A', '2 x A'."""
+    out = []
+    for part in g.split("+"):
+        part = part.strip()
+        m = re.match(r"^(\d+)\s*[x×]\s*(.*)$", part, re.I)
+        k, part = (int(m.group(1)), m.group(2)) if m else (1, part)
+        out += [gpu_of(part)] * k
+    return out
+
+
 def lc_args(r):
-    model, extra = model_of(r["model_file"].split(".gguf")[0].rsplit(".", 1)[0] if ".gguf" in r["model_file"]
-                            else r["model_file"])
+    b = r["build"].lower()
+    if any(k in b for k in LC_FORKS) and "mainline" not in b:
+        return None, "fork build: " + r["build"].split(" (")[0]
+    name, fq = lc_file(r["model_file"])
+    model, extra = model_of(name)
     if model is None:
         return None, extra
+    if "mmproj" in r["model_file"].lower():
+        return None, "multimodal projector file not available offline"
     a = [model, "--runtime", "llamacpp", "--offline", "--json"]
     q = r["quant"].split(" ")[0].lower()
-    if re.match(r"^(q\d|iq\d|f16|bf16|f32)", q):
-        a += ["--weights", q]
-    elif q not in ("unknown", ""):
-        return None, "quant not expressible: " + q
-    else:
+    q = fq if q in ("unknown", "") else q
+    if not q:
         return None, "quant not stated (a GGUF's buffers are its file type's)"
-    gpus = [g.strip() for g in r["gpus"].split("+")]
-    names = [gpu_of(g) for g in gpus]
+    if not re.match(r"^(q\d|iq\d|f16|bf16|f32)", q):
+        return None, "quant not expressible: " + q
+    a += ["--weights", q]
+    bm = re.search(r"(?:^|\bb)(\d{4,5})\b", r["build"])
+    if bm:
+        a += ["--llamacpp-build", bm.group(1)]
+    names = lc_gpus(r["gpus"])
     if any(n is None for n in names) or len(set(names)) > 1:
         return None, "GPUs not stated or mixed: " + r["gpus"]
     a += ["--gpu", "%sx%d" % (names[0], len(names))]
@@ -371,21 +413,34 @@ def lc_args(r):
     if re.match(r"^\d+$", ngl):
         a += ["--n-gpu-layers", ngl]
     fa = r["flash_attn"].lower()
-    if fa.startswith("enabled") or fa.startswith("on"):
+    if fa.startswith("enabled") or fa.startswith("on") or fa.startswith("1"):
         a += ["--flash-attn", "on"]
+    elif fa.startswith("disabled") or fa.startswith("off") or fa.startswith("0"):
+        a += ["--flash-attn", "off"]
     k, v = r["cache_type_k"].split(" ")[0].lower(), r["cache_type_v"].split(" ")[0].lower()
     if re.match(r"^(f16|q8_0|q4_0|bf16)$", k) and re.match(r"^(f16|q8_0|q4_0|bf16)$", v):
         a += ["--kv", "%s,%s" % (k, v)]
     ot = r["override_tensor"].lower()
-    if ot not in ("none", "unknown", "", "n/a"):
-        a += ["--override-tensor", r["override_tensor"]]
+    if "unknown" in ot:
+        return None, "tensor placement not stated"
+    if ot not in ("none", "", "n/a"):
+        a += ["--override-tensor", r["override_tensor"].split(" ")[0]]
     if r["cpu_moe"].lower().startswith("yes"):
         a.append("--cpu-moe")
     if re.match(r"^\d+$", r["n_cpu_moe"]):
         a += ["--n-cpu-moe", r["n_cpu_moe"]]
-    if "unknown" in ot and "splits" in ot:
-        return None, "tensor placement not stated"
+    ts = r["tensor_split"].lower()
+    if "-sm" in ts or "row" in ts or "tensor" in ts:
+        return None, "split mode not modelled: " + r["tensor_split"]
+    m = re.match(r"^(?:-ts\s*)?([0-9.]+(?:[,/][0-9.]+)+)", ts)
+    if m:
+        a += ["--tensor-split", m.group(1).replace("/", ",")]
     return (a, len(names)), None
+
+
+def lc_device_index(dev, prefixes=("cuda", "rocm", "vulkan", "mtl", "gpu")):
+    m = re.match(r"^(%s)(\d+)$" % "|".join(prefixes), dev.lower())
+    return int(m.group(2)) if m else None
 
 
 def score_llamacpp(rows, sc, show):
@@ -395,24 +450,22 @@ def score_llamacpp(rows, sc, show):
             if not d:
                 sc.not_expressed.append((label, why))
                 continue
-            n = ar[1]
-            dev = r["device"].lower()
             rb = d.get("runtime_buffers", {})
             kind = LC_FIGS[r["figure"]]
             if kind == "verdict":
                 sc.not_expressed.append((label, "llama.cpp start verdict: vramfit estimate gives none"))
                 continue
+            dev = r["device"].lower()
             if kind.startswith("host"):
-                if kind == "host_model":
-                    got = d.get("host_bytes")
-                else:
-                    sc.not_expressed.append((label, "vramfit gives no host compute buffer"))
-                    continue
-            elif n == 1 or dev == "total":
-                got = rb.get(kind) if (n == 1 or dev == "total") else None
+                got = rb.get(kind)
+            elif dev in ("total", "all"):
+                got = rb.get(kind)
             else:
-                sc.not_expressed.append((label, "per-device buffer of a multi-GPU run"))
-                continue
+                i = lc_device_index(dev)
+                devs = rb.get("devices") or []
+                got = devs[i].get(kind) if i is not None and i < len(devs) else None
+                if got is not None and kind == "compute":  # the device's compute buffer holds the op-offload copies
+                    got += devs[i].get("op_offload", 0)
             want = num(r["value"])
             if got is None or want is None:
                 sc.not_expressed.append((label, "figure not comparable"))
