@@ -72,7 +72,7 @@ GPUS = [  # substring of the log's gpu column (lower case) -> catalog name
     ("gb300", "GB300"), ("gb200", "GB200"), ("b200", "B200"), ("l40s", "L40S"),
     ("rtx 3090 ti", "RTX 3090 Ti"), ("rtx 3090", "RTX 3090"), ("3090", "RTX 3090"),
     ("rtx 4090", "RTX 4090"), ("rtx 5090 laptop", None), ("rtx 5090", "RTX 5090"),
-    ("rtx pro 6000", "RTX PRO 6000 Blackwell"), ("mi300x", "MI300X"), ("rtx 4080", "RTX 4080"),
+    ("rtx pro 6000", "RTX PRO 6000 Blackwell"), ("rtx pro 4500", "RTX PRO 4500 Blackwell"), ("mi300x", "MI300X"), ("rtx 4080", "RTX 4080"),
     ("4070 ti", None), ("rtx 5060 ti", "RTX 5060 Ti 16GB"),
 ]
 
@@ -402,6 +402,15 @@ def lc_args(r):
     if bm:
         a += ["--llamacpp-build", bm.group(1)]
     names = lc_gpus(r["gpus"])
+    known = True
+    if all(n is None for n in names):
+        # devices of an unstated kind: a count ("8 NVIDIA GPUs", "1 GPU (CUDA0 ...)") on a placeholder
+        # large enough that nothing is fitted away; only the host buffers, which no device's size
+        # changes once every layer is offloaded, are compared (as the vLLM weights rule)
+        m = re.match(r"^\s*(\d+)\s+(?:nvidia\s+)?gpus?\b", r["gpus"], re.I)
+        if not m or not re.match(r"^(all|\d+)", r["ngl"].lower()):
+            return None, "GPUs not stated: " + r["gpus"]
+        names, known = ["RTX PRO 6000 Blackwell"] * int(m.group(1)), False
     if any(n is None for n in names) or len(set(names)) > 1:
         return None, "GPUs not stated or mixed: " + r["gpus"]
     a += ["--gpu", "%sx%d" % (names[0], len(names))]
@@ -435,7 +444,7 @@ def lc_args(r):
     m = re.match(r"^(?:-ts\s*)?([0-9.]+(?:[,/][0-9.]+)+)", ts)
     if m:
         a += ["--tensor-split", m.group(1).replace("/", ",")]
-    return (a, len(names)), None
+    return (a, known), None
 
 
 def lc_device_index(dev, prefixes=("cuda", "rocm", "vulkan", "mtl", "gpu")):
@@ -456,6 +465,9 @@ def score_llamacpp(rows, sc, show):
                 sc.not_expressed.append((label, "llama.cpp start verdict: vramfit estimate gives none"))
                 continue
             dev = r["device"].lower()
+            if not ar[1] and not kind.startswith("host"):
+                sc.not_expressed.append((label, "GPU kind not stated (only host buffers compared)"))
+                continue
             if kind.startswith("host"):
                 got = rb.get(kind)
             elif dev in ("total", "all"):
