@@ -29,10 +29,16 @@ fixed rules below, decided without looking at any figure:
   other_knobs naming a mechanism vramfit does not model (KV transfer /
   LMCache, speculative drafts, pooling, CUDA-graph-estimate switches, block
   size, CPU offload, data parallel) make the run not expressed.
-* llama.cpp: the same model rule plus the GGUF quant (--weights); -c, -b,
-  -ub, -ngl, -fa, -ctk/-ctv, -ot, --cpu-moe, --n-cpu-moe, -ts as stated;
-  the per-device buffer of a multi-GPU run is compared only where vramfit
-  gives that device (it reports the largest GPU and the totals).
+* llama.cpp: the model is the GGUF file's name less its shard counter and
+  file-type tail (-Q4_K_M, .Q5_K_M, -IQ4_XS, -F16, ...), a same-shape
+  fine-tune tag (-heretic, -abliterated, -uncensored) dropped, then the same
+  model rule; the quant column, else the file type from the name (--weights);
+  a build number bNNNN / NNNN -> --llamacpp-build; forks (ik_llama.cpp,
+  llamafile, buun), -sm tensor and a projector file (mmproj) are not
+  expressed; -c, -b, -ub, -ngl, -fa, -ctk/-ctv, -ot, --cpu-moe, --n-cpu-moe,
+  -ts as stated; "A + B" and "Nx A" rigs of one kind; per-device buffers
+  from vramfit's runtime_buffers.devices (compute with the op-offload copies);
+  GPUs of an unstated kind (a count only, -ngl stated): the host buffers only.
 
 Figures compared and their unsafe side ("unsafe" = more than 3 % the wrong
 way): needs (weights, non-torch, activation peak, CUDA graphs, llama.cpp
