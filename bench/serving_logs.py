@@ -33,6 +33,8 @@ fixed rules below, decided without looking at any figure:
   file-type tail (-Q4_K_M, .Q5_K_M, -IQ4_XS, -F16, ...), a same-shape
   fine-tune tag (-heretic, -abliterated, -uncensored) dropped, then the same
   model rule; the quant column, else the file type from the name (--weights);
+  Unsloth's dynamic quants (UD-...) are not expressed (each tensor's type is
+  its own);
   a build number bNNNN / NNNN -> --llamacpp-build; forks (ik_llama.cpp,
   llamafile, buun), -sm tensor and a projector file (mmproj) are not
   expressed; -c, -b, -ub, -ngl, -fa, -ctk/-ctv, -ot, --cpu-moe, --n-cpu-moe,
@@ -353,7 +355,7 @@ def score_vllm(rows, sc, show):
 
 # a GGUF file name's tail: shard counter, then the file type (llama.cpp's LLAMA_FTYPE names,
 # plus the -L/-XL variants of the quantizers that keep embeddings/output at Q8_0)
-LC_QUANT = re.compile(r"[-._ ](?:UD-)?((?:I?Q\d(?:_[0-9A-Z]+)*(?:_[LMS]|_XL|_XS|_XXS)?)|F16|BF16|F32)$", re.I)
+LC_QUANT = re.compile(r"[-._ ]((?:I?Q\d(?:_[0-9A-Z]+)*(?:_[LMS]|_XL|_XS|_XXS)?)|MXFP4(?:_MOE)?|F16|BF16|F32)$", re.I)
 LC_SHARD = re.compile(r"-\d{5}-of-\d{5}$")
 # fine-tunes that keep the base model's tensors and shapes (abliteration edits weights only)
 LC_SAME_SHAPE = ("-heretic", "-abliterated", "-uncensored")
@@ -390,8 +392,13 @@ def lc_args(r):
     b = r["build"].lower()
     if any(k in b for k in LC_FORKS) and "mainline" not in b:
         return None, "fork build: " + r["build"].split(" (")[0]
+    if re.search(r"[-._]UD-", r["model_file"]):  # Unsloth's dynamic quants choose each tensor's type
+        return None, "dynamic quant (per-tensor types not stated): " + r["model_file"].split(" (")[0]
     name, fq = lc_file(r["model_file"])
     model, extra = model_of(name)
+    if model is None and "_" in name:  # a quantizer's "Org_Model" file name (bartowski: Qwen_Qwen3.5-27B)
+        model, extra2 = model_of(name.split("_", 1)[1])
+        extra = extra if model is None else extra2
     if model is None:
         return None, extra
     if "mmproj" in r["model_file"].lower():
