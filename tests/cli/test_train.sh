@@ -100,3 +100,17 @@ off_d=$(( $(printf '%s' "$off_plain" | jq .components.activations) - $(printf '%
     fail "activation offload host" "$(printf '%s' "$off_json" | jq .host_bytes)"
 check_err "activation offload with litgpt refused" 2 "torchtune's" \
     "$VF" estimate --train --runtime litgpt --activation-offload "$L02"
+# QLoRA under ZeRO-3 with bitsandbytes before 0.43.0 (no bnb_4bit_quant_storage: PEFT's DeepSpeed guide)
+check_err "qlora with zero 3 on bitsandbytes 0.42 refused" 2 "needs bitsandbytes >= 0.43.0" \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --zero 3 --gpus 2 --bnb-version 0.42.0 "$L02"
+check_err "qlora with fsdp full on bitsandbytes 0.42 refused" 2 "needs bitsandbytes >= 0.43.0" \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --fsdp full --gpus 2 --bnb-version 0.42.0 "$L02"
+check "qlora with zero 3 on bitsandbytes 0.43.3 runs" 0 \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --zero 3 --gpus 2 --bnb-version 0.43.3 "$L02"
+check "qlora with zero 2 on bitsandbytes 0.42 runs" 0 \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --zero 2 --gpus 2 --bnb-version 0.42.0 "$L02"
+# issue 22: Llama-3.1-8B full fine-tuning, pure bf16, full recomputation, 2 x 8,192 on an H100 80GB ran
+# at about 78 GiB; with expandable segments the replay on the device frees the split segments' pages
+check "fit: the 8B bf16 2 x 8192 run fits an H100 with expandable segments" 0 \
+    "$VF" fit meta-llama/Llama-3.1-8B --train --precision bf16 --grad-checkpoint full --batch 2 --context 8192 \
+    --gpu H100 --alloc-conf expandable_segments:True

@@ -50,6 +50,18 @@ static int bnb_keeps_input(const char *v)
     return maj == 0 && (min < 43 || (min == 43 && pat < 2));
 }
 
+/* 1 when bitsandbytes `v` is older than 0.43.0, 0 when newer or unset: its
+ * Params4bit has no quant_storage (added in 0.43.0, "FSDP + QLoRA"), so
+ * ZeRO-3 and FSDP FULL_SHARD cannot flatten the 4-bit weights with the
+ * rest (PEFT's DeepSpeed guide: ZeRO-3 and bitsandbytes "not compatible"
+ * before it; it now names bitsandbytes >= 0.43.3). Read after
+ * bnb_keeps_input accepted v. */
+static int bnb_lacks_quant_storage(const char *v)
+{
+    unsigned maj = 0, min = 0;
+    return v[0] && sscanf(v, "%u.%u", &maj, &min) == 2 && maj == 0 && min < 43;
+}
+
 /* 1 when PyTorch `v` is older than 1.11: its softmax and log_softmax
  * backward formulas named `self` (tools/autograd/derivatives.yaml:
  * `_softmax_backward_data(grad, result, dim, self)`), so autograd kept the
@@ -156,6 +168,9 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     if (keeps < 0)
         return vf__err(err, VF_EINVAL, "", "bitsandbytes version must look like 0.42.0");
     c->bnb_keeps_input = c->qlora && keeps;
+    if (c->qlora && c->zero == 3 && bnb_lacks_quant_storage(t->bnb_version))
+        return vf__err(err, VF_EINVAL, "", "--qlora with ZeRO-3 / FSDP full shard needs bitsandbytes >= 0.43.0 "
+                                          "(bnb_4bit_quant_storage); %s cannot shard 4-bit weights", t->bnb_version);
     /* Fabric's BitsandbytesPrecision quantizes from weight.to(torch.half)
      * (lightning/fabric/plugins/precision/bitsandbytes.py), as bitsandbytes
      * < 0.43.0 did itself (Params4bit.cuda: .half()) */
