@@ -723,6 +723,8 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
                                 parameter, stepped by its post-accumulate-grad hook, its gradient freed there) */
     bool act_offload;        /* activation offloading (torchtune training.OffloadActivations: saved tensors to
                                 pinned host memory, a bounded number on the device) */
+    bool kbit_prepare;       /* PEFT prepare_model_for_kbit_training under --qlora: the 16-bit parameters it does
+                                not quantize cast to fp32 (embeddings, norms, head), so the residual stream is fp32 */
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 

@@ -114,3 +114,17 @@ check "qlora with zero 2 on bitsandbytes 0.42 runs" 0 \
 check "fit: the 8B bf16 2 x 8192 run fits an H100 with expandable segments" 0 \
     "$VF" fit meta-llama/Llama-3.1-8B --train --precision bf16 --grad-checkpoint full --batch 2 --context 8192 \
     --gpu H100 --alloc-conf expandable_segments:True
+# --kbit-prepare (PEFT prepare_model_for_kbit_training): l02's unquantized parameters, embed 1000 x 256, the
+# untied head 1000 x 256 and 5 RMSNorm weights of 256, go from 2 to 4 bytes: +(512,000 + 1,280) x 2 = 1,026,560 B;
+# the residual stream fp32 at 2,048 tokens: 5 norms' saved outputs 2048 x 256 x 2 B more each (5,242,880 B) and
+# RoPE's cos and sin 2 x 2048 x 64 x 2 B (524,288 B): +5,767,168 B of activations
+kb_plain=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 "$L02")
+kb_prep=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 --kbit-prepare "$L02")
+kb_w=$(( $(printf '%s' "$kb_prep" | jq .components.weights) - $(printf '%s' "$kb_plain" | jq .components.weights) ))
+kb_a=$(( $(printf '%s' "$kb_prep" | jq .components.activations) - $(printf '%s' "$kb_plain" | jq .components.activations) ))
+[ "$kb_w" = 1026560 ] && ok "kbit prepare: unquantized parameters in fp32 (+1,026,560 B)" || fail "kbit prepare weights: $kb_w"
+[ "$kb_a" = 5767168 ] && ok "kbit prepare: fp32 residual stream (+5,767,168 B)" || fail "kbit prepare activations: $kb_a"
+check_out "kbit prepare named in the assumptions" 0 "prepare_model_for_kbit_training" \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --kbit-prepare "$L02"
+check_err "kbit prepare needs qlora" 2 "needs --qlora" "$VF" estimate --train --lora-rank 8 --kbit-prepare "$L02"
+check_err "kbit prepare is a training knob" 2 "training knob" "$VF" estimate --kbit-prepare "$L02"

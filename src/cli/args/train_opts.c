@@ -12,7 +12,7 @@ enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
     T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION, T_LOSS, T_FREEZE, T_FROZEN_BN,
-    T_OPTIM_IN_BWD, T_ACT_OFFLOAD
+    T_OPTIM_IN_BWD, T_ACT_OFFLOAD, T_KBIT_PREPARE
 };
 
 const struct option vf_cli_train_options[] = {
@@ -42,6 +42,7 @@ const struct option vf_cli_train_options[] = {
     {"frozen-bn", no_argument, 0, T_FROZEN_BN},
     {"optimizer-in-backward", no_argument, 0, T_OPTIM_IN_BWD},
     {"activation-offload", no_argument, 0, T_ACT_OFFLOAD},
+    {"kbit-prepare", no_argument, 0, T_KBIT_PREPARE},
     {0, 0, 0, 0},
 };
 
@@ -62,6 +63,9 @@ void vf_cli_train_opts_help(FILE *f)
           "  --lora-targets T       q,k,v,o,gate,up,down or all-linear (default q,v)\n"
           "  --lora-dropout P       PEFT's lora_dropout (default 0): a masked input copy per adapter\n"
           "  --qlora nf4|nf4-dq     4-bit NF4 base (with double quantization); needs --lora-rank\n"
+          "  --kbit-prepare         under --qlora: PEFT's prepare_model_for_kbit_training (the parameters\n"
+          "                         it does not quantize cast to fp32, an fp32 residual stream; it also\n"
+          "                         turns on checkpointing by default: add --grad-checkpoint full)\n"
           "  --bnb-version V        bitsandbytes under --qlora (default current; < 0.43.2 keeps\n"
           "                         every 4-bit matmul's input for backward; under litgpt\n"
           "                         also through the next micro-batch's forward; < 0.43 refuses\n"
@@ -125,7 +129,7 @@ const char *vf_cli_train_only(int c)
         {T_OFFLOAD_DEVICE, "offload-device"}, {T_STATES_ONLY, "states-only"}, {T_OPTIM_IMPL, "optim-impl"},
         {T_LORA_DROPOUT, "lora-dropout"}, {T_GRADS_KEPT, "grads-kept"}, {T_LOSS, "loss"},
         {T_FREEZE, "freeze"},         {T_FROZEN_BN, "frozen-bn"},    {T_OPTIM_IN_BWD, "optimizer-in-backward"},
-        {T_ACT_OFFLOAD, "activation-offload"},
+        {T_ACT_OFFLOAD, "activation-offload"}, {T_KBIT_PREPARE, "kbit-prepare"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
         if (only[i].c == c)
@@ -250,6 +254,9 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     case T_ACT_OFFLOAD:
         t->act_offload = true;
+        return 1;
+    case T_KBIT_PREPARE:
+        t->kbit_prepare = true;
         return 1;
     case T_TORCH_VERSION:
         return version_opt("torch-version", arg, t->torch_version, sizeof t->torch_version,

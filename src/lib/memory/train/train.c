@@ -207,6 +207,18 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
                                           "recipes' knobs, not litgpt's");
     c->optim_in_bwd = t->optim_in_bwd;
     c->act_offload = t->act_offload;
+    /* peft/utils/other.py prepare_model_for_kbit_training: every fp16/bf16
+     * parameter (what bitsandbytes did not quantize: embeddings, norms, the
+     * head, biases) cast to fp32; an RMSNorm with an fp32 weight returns fp32
+     * (weight * x.to(input_dtype)) and Linear4bit returns its input's dtype,
+     * so the residual stream between the blocks is fp32 */
+    if (t->kbit_prepare && !c->qlora)
+        return vf__err(err, VF_EINVAL, "", "--kbit-prepare is PEFT's recipe for a 4-bit base: it needs --qlora");
+    if (t->kbit_prepare && c->litgpt)
+        return vf__err(err, VF_EINVAL, "", "--kbit-prepare is PEFT's, not litgpt's");
+    c->kbit_fp32 = t->kbit_prepare;
+    if (c->kbit_fp32)
+        c->resid = 4;
     return VF_OK;
 }
 
@@ -439,6 +451,12 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         vf__assume(out, "lora = rank %u on %s, dropout %.2f%s%s", t->lora_rank,
                    t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",
                    c.qlora ? t->qlora : "");
+    if (c.kbit_fp32)
+        vf__assume(out, "kbit prepare = PEFT prepare_model_for_kbit_training: the parameters bitsandbytes did not "
+                        "quantize (embeddings, norms, head) in fp32, the residual stream and norms' outputs fp32%s",
+                   t->recompute == VF_RECOMPUTE_NONE ? "; it enables checkpointing unless use_gradient_checkpointing="
+                                                       "False: not priced here (--grad-checkpoint full prices it)"
+                                                     : "");
     if (c.bnb_keeps_input)
         vf__assume(out, "bitsandbytes %s: each 4-bit matmul keeps its input for backward%s", t->bnb_version,
                    c.litgpt ? ", and after it: the previous micro-batch's inputs are alive through the next forward"

@@ -60,6 +60,7 @@ typedef struct vf__tcfg {
     uint32_t loss_chunks; /* VF_LOSS_CHUNKED: output chunks */
     bool optim_in_bwd;    /* each parameter stepped by its post-accumulate-grad hook, its gradient freed there */
     bool act_offload;     /* saved activations of the blocks in pinned host memory (torchtune OffloadActivations) */
+    bool kbit_fp32;       /* PEFT prepare_model_for_kbit_training: the unquantized parameters at fp32 */
 } vf__tcfg;
 
 /* Parameters, gradients and optimizer states of the whole model (unsharded). */

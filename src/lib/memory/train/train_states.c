@@ -158,7 +158,7 @@ uint64_t vf__train_frozen_bytes(const vf__tcfg *c, const char *qlora, const vf_t
 {
     if (vf__train_quantized(c, t))
         return nf4_bytes(qlora, n);
-    return n * (uint64_t)c->frozen_bytes;
+    return n * (c->kbit_fp32 ? 4u : (uint64_t)c->frozen_bytes);
 }
 
 /* How many LoRA adapters a matrix gets and the rows of each A. LitGPT builds
