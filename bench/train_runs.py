@@ -138,6 +138,10 @@ def args_of(r):
         a += ["--loss", "chunked"]  # torchtune's num_output_chunks: 8
     elif "fused" in ce:
         a += ["--loss", "fused"]
+    if tr.startswith("unsloth"):
+        # unsloth/__init__.py sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,roundup_power2_divisions:[...]
+        # on import (2024-2025 releases; the per-size divisions list is not read by vramfit)
+        a += ["--alloc-conf", "expandable_segments:True"]
     if n > 1:
         a += ["--gpus", str(n)]
     return a, None

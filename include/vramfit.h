@@ -725,6 +725,8 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
                                 pinned host memory, a bounded number on the device) */
     bool kbit_prepare;       /* PEFT prepare_model_for_kbit_training under --qlora: the 16-bit parameters it does
                                 not quantize cast to fp32 (embeddings, norms, head), so the residual stream is fp32 */
+    bool adapter_base_dtype; /* LoRA adapters at the base's dtype (PEFT autocast_adapter_dtype=False, or before
+                                0.12); false = fp32 adapters on a 16-bit base, as get_peft_model makes them */
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 

@@ -128,3 +128,23 @@ check_out "kbit prepare named in the assumptions" 0 "prepare_model_for_kbit_trai
     "$VF" estimate --train --lora-rank 8 --qlora nf4 --kbit-prepare "$L02"
 check_err "kbit prepare needs qlora" 2 "needs --qlora" "$VF" estimate --train --lora-rank 8 --kbit-prepare "$L02"
 check_err "kbit prepare is a training knob" 2 "training knob" "$VF" estimate --kbit-prepare "$L02"
+# fp32 adapters (PEFT autocast_adapter_dtype) against torch 1.13 traces of PEFT's forward with fp32 adapters on a
+# bf16 base (tests/reference/train-runs/traces; calibration cases by the README's hash rule on "traces#CASE"):
+# parameters on the device, gradients and AdamW states as the trace's summary measured them, to the byte
+TRS=tests/reference/train-runs/traces/summary.json
+mkdir -p "$TMP/trl"
+jq '.["llama_lora_r16_all_b2s256"].config | {architectures: ["LlamaForCausalLM"], model_type: "llama",
+    hidden_size: .hidden, num_hidden_layers: .layers, num_attention_heads: .heads, num_key_value_heads: .kv_heads,
+    head_dim: .head_dim, intermediate_size: .inter, vocab_size: .vocab, max_position_embeddings: 2048,
+    hidden_act: "silu", rms_norm_eps: 1e-05, tie_word_embeddings: .tie, rope_theta: .rope_theta,
+    attention_bias: false, mlp_bias: false, torch_dtype: "bfloat16"}' "$TRS" >"$TMP/trl/config.json"
+for tc in "llama_lora_r16_all_b2s256|all-linear|16" "llama_lora_r8_qv_b2s256|q,v|8"; do
+    IFS='|' read -r case tg rk <<EOT
+$tc
+EOT
+    want=$(jq -c --arg c "$case" '.[$c] | [.param_bytes_device, .grad_bytes, .optimizer_state_bytes]' "$TRS")
+    got=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --attn eager --lora-rank "$rk" \
+        --lora-targets "$tg" "$TMP/trl/config.json" | jq -c '[.components.weights, .components.gradients, .components.optimizer]')
+    [ "$got" = "$want" ] && ok "fp32 adapters: $case states as measured $want" || fail "fp32 adapters $case" "$got vs $want"
+done
+check_err "adapter dtype: fp32 or base" 2 "adapter-dtype" "$VF" estimate --train --lora-rank 8 --adapter-dtype bf16 "$L02"

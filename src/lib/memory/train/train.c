@@ -219,6 +219,19 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     c->kbit_fp32 = t->kbit_prepare;
     if (c->kbit_fp32)
         c->resid = 4;
+    /* peft get_peft_model(autocast_adapter_dtype=True, the default since
+     * 0.12): adapters on a 16-bit base are made fp32 (_cast_adapter_dtype),
+     * so they train without a master copy; each adapter casts its input to
+     * their dtype (lora/layer.py Linear.forward: x = _cast_input_dtype(x,
+     * lora_A.weight.dtype)) and A keeps that copy; under mixed precision
+     * (Trainer bf16=True: autocast) the matmul keeps autocast's 16-bit
+     * cast of it. DeepSpeed and FSDP cast the wrapped module to their own
+     * dtype; LitGPT has its own LoRA layers. */
+    if (c->lora && !c->litgpt && !t->adapter_base_dtype && c->zero == 0 && !t->fsdp &&
+        t->precision != VF_PREC_FP32) {
+        c->adapter_in = c->master ? 2 : 4;
+        c->w_bytes = 4, c->g_bytes = 4, c->master = 0, c->st_bytes = 4;
+    }
     return VF_OK;
 }
 
@@ -451,6 +464,11 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         vf__assume(out, "lora = rank %u on %s, dropout %.2f%s%s", t->lora_rank,
                    t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",
                    c.qlora ? t->qlora : "");
+    if (c.adapter_in)
+        vf__assume(out, "lora adapters = fp32 on the 16-bit base (PEFT autocast_adapter_dtype=True): weights, "
+                        "gradients and AdamW states at 4 bytes, no master copy; each adapter keeps its own %s copy "
+                        "of its input (--adapter-dtype base: the base's dtype)",
+                   c.adapter_in == 4 ? "fp32" : "autocast 16-bit");
     if (c.kbit_fp32)
         vf__assume(out, "kbit prepare = PEFT prepare_model_for_kbit_training: the parameters bitsandbytes did not "
                         "quantize (embeddings, norms, head) in fp32, the residual stream and norms' outputs fp32%s",

@@ -229,7 +229,7 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
     }
     /* LitGPT's LoRA layers feed A the dropped copy when lora_dropout > 0 and
      * the frozen base saves nothing, so the input itself is not kept */
-    bool a_keeps_input = !(c->litgpt && c->lora_dropout > 0);
+    bool a_keeps_input = !(c->litgpt && c->lora_dropout > 0) && !c->adapter_in;
     for (int r = 0; r < VF_ROLE_COUNT; r++)
         s->linear_saves_input[r] = !c->lora || (target[r] && a_keeps_input) ||
                                    (c->bnb_keeps_input && vf__train_matrix_role((vf_role)r));
