@@ -727,6 +727,8 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
                                 not quantize cast to fp32 (embeddings, norms, head), so the residual stream is fp32 */
     bool adapter_base_dtype; /* LoRA adapters at the base's dtype (PEFT autocast_adapter_dtype=False, or before
                                 0.12); false = fp32 adapters on a 16-bit base, as get_peft_model makes them */
+    bool load_fp32;          /* LoRA: the base loaded in fp32 (from_pretrained without torch_dtype, transformers'
+                                default dtype) and trained under autocast; false = loaded in the 16-bit dtype */
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 

@@ -148,3 +148,17 @@ EOT
     [ "$got" = "$want" ] && ok "fp32 adapters: $case states as measured $want" || fail "fp32 adapters $case" "$got vs $want"
 done
 check_err "adapter dtype: fp32 or base" 2 "adapter-dtype" "$VF" estimate --train --lora-rank 8 --adapter-dtype bf16 "$L02"
+# --load-dtype fp32 (from_pretrained without torch_dtype) under LoRA: l02's 1,897,728 frozen parameters (embed and
+# head 2 x 256,000, blocks 2 x 692,224, norms 1,280) at 4 bytes: +3,795,456 B; activations at 2,048 tokens: autocast's
+# bf16 weight copies 2 x 1,384,448 + the head's 2 x 256,000 + five fp32 norm outputs 5 x 2048 x 256 x 2 + cos/sin
+# 2 x 2048 x 64 x 2 = +9,048,064 B
+ld_plain=$("$VF" estimate --train --json --lora-rank 8 "$L02")
+ld_32=$("$VF" estimate --train --json --lora-rank 8 --load-dtype fp32 "$L02")
+ld_w=$(( $(printf '%s' "$ld_32" | jq .components.weights) - $(printf '%s' "$ld_plain" | jq .components.weights) ))
+ld_a=$(( $(printf '%s' "$ld_32" | jq .components.activations) - $(printf '%s' "$ld_plain" | jq .components.activations) ))
+[ "$ld_w" = 3795456 ] && ok "load dtype fp32: frozen base at 4 bytes (+3,795,456 B)" || fail "load dtype weights: $ld_w"
+[ "$ld_a" = 9048064 ] && ok "load dtype fp32: autocast copies, fp32 residual (+9,048,064 B)" || fail "load dtype acts: $ld_a"
+check_err "load dtype fp32 needs LoRA" 2 "load-dtype fp32" "$VF" estimate --train --load-dtype fp32 "$L02"
+check_err "load dtype fp32 not with pure bf16" 2 "load-dtype fp32" \
+    "$VF" estimate --train --lora-rank 8 --precision bf16 --load-dtype fp32 "$L02"
+check_err "load dtype: 16 or fp32" 2 "load-dtype" "$VF" estimate --train --lora-rank 8 --load-dtype fp8 "$L02"

@@ -12,7 +12,7 @@ enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
     T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION, T_LOSS, T_FREEZE, T_FROZEN_BN,
-    T_OPTIM_IN_BWD, T_ACT_OFFLOAD, T_KBIT_PREPARE, T_ADAPTER_DTYPE
+    T_OPTIM_IN_BWD, T_ACT_OFFLOAD, T_KBIT_PREPARE, T_ADAPTER_DTYPE, T_LOAD_DTYPE
 };
 
 const struct option vf_cli_train_options[] = {
@@ -44,6 +44,7 @@ const struct option vf_cli_train_options[] = {
     {"activation-offload", no_argument, 0, T_ACT_OFFLOAD},
     {"kbit-prepare", no_argument, 0, T_KBIT_PREPARE},
     {"adapter-dtype", required_argument, 0, T_ADAPTER_DTYPE},
+    {"load-dtype", required_argument, 0, T_LOAD_DTYPE},
     {0, 0, 0, 0},
 };
 
@@ -66,6 +67,9 @@ void vf_cli_train_opts_help(FILE *f)
           "  --adapter-dtype D      fp32 (default: PEFT's get_peft_model upcasts adapters on a 16-bit base,\n"
           "                         each adapter casting its input to fp32) | base (the base's dtype:\n"
           "                         autocast_adapter_dtype=False, PEFT < 0.12); ZeRO/FSDP: base\n"
+          "  --load-dtype D         LoRA: 16 (default: from_pretrained(torch_dtype=bf16/fp16)) | fp32\n"
+          "                         (no torch_dtype: transformers' default fp32; the frozen base at 4 bytes,\n"
+          "                         trained under autocast); needs a mixed --precision\n"
           "  --qlora nf4|nf4-dq     4-bit NF4 base (with double quantization); needs --lora-rank\n"
           "  --kbit-prepare         under --qlora: PEFT's prepare_model_for_kbit_training (the parameters\n"
           "                         it does not quantize cast to fp32, an fp32 residual stream; it also\n"
@@ -134,7 +138,7 @@ const char *vf_cli_train_only(int c)
         {T_LORA_DROPOUT, "lora-dropout"}, {T_GRADS_KEPT, "grads-kept"}, {T_LOSS, "loss"},
         {T_FREEZE, "freeze"},         {T_FROZEN_BN, "frozen-bn"},    {T_OPTIM_IN_BWD, "optimizer-in-backward"},
         {T_ACT_OFFLOAD, "activation-offload"}, {T_KBIT_PREPARE, "kbit-prepare"},
-        {T_ADAPTER_DTYPE, "adapter-dtype"},
+        {T_ADAPTER_DTYPE, "adapter-dtype"}, {T_LOAD_DTYPE, "load-dtype"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
         if (only[i].c == c)
@@ -268,6 +272,13 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         if (pick("adapter-dtype", arg, n, N_OF(n), &k, "expected fp32 or base") < 0)
             return -1;
         t->adapter_base_dtype = k == 1;
+        return 1;
+    }
+    case T_LOAD_DTYPE: {
+        static const char *const n[] = {"16", "fp32"};
+        if (pick("load-dtype", arg, n, N_OF(n), &k, "expected 16 or fp32") < 0)
+            return -1;
+        t->load_fp32 = k == 1;
         return 1;
     }
     case T_TORCH_VERSION:

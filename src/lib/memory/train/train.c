@@ -219,6 +219,24 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     c->kbit_fp32 = t->kbit_prepare;
     if (c->kbit_fp32)
         c->resid = 4;
+    /* from_pretrained without torch_dtype loads in torch's default dtype,
+     * fp32 (transformers' default before dtype="auto"); Trainer's bf16=True
+     * then runs the forward under autocast: the frozen base at 4 bytes, each
+     * matmul keeping autocast's 16-bit copy of its weight (the input's
+     * gradient needs it), softmax in fp32, an fp32 residual stream. QLoRA's
+     * block matrices are 4-bit whatever the load dtype: only the rest is fp32 */
+    if (t->load_fp32) {
+        if (!c->lora || !c->master)
+            return vf__err(err, VF_EINVAL, "", "--load-dtype fp32 prices a LoRA base loaded in fp32 under a mixed "
+                                              "--precision (full fine-tuning: --precision bf16-mixed already trains "
+                                              "fp32 weights under autocast)");
+        if (c->litgpt || c->zero || t->fsdp)
+            return vf__err(err, VF_EINVAL, "", "--load-dtype fp32: not modelled under litgpt, ZeRO or FSDP (they cast "
+                                              "the model to their own dtype)");
+        c->frozen_bytes = 4;
+        c->resid = 4;
+        c->amp = !c->qlora;
+    }
     /* peft get_peft_model(autocast_adapter_dtype=True, the default since
      * 0.12): adapters on a 16-bit base are made fp32 (_cast_adapter_dtype),
      * so they train without a master copy; each adapter casts its input to
@@ -469,6 +487,10 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
                         "gradients and AdamW states at 4 bytes, no master copy; each adapter keeps its own %s copy "
                         "of its input (--adapter-dtype base: the base's dtype)",
                    c.adapter_in == 4 ? "fp32" : "autocast 16-bit");
+    if (t->load_fp32)
+        vf__assume(out, "load dtype = fp32 (from_pretrained without torch_dtype): the frozen base%s at 4 bytes, "
+                        "an fp32 residual stream%s", c.qlora ? "'s unquantized parameters" : "",
+                   c.amp ? ", autocast's 16-bit weight copies kept by each matmul" : "");
     if (c.kbit_fp32)
         vf__assume(out, "kbit prepare = PEFT prepare_model_for_kbit_training: the parameters bitsandbytes did not "
                         "quantize (embeddings, norms, head) in fp32, the residual stream and norms' outputs fp32%s",
