@@ -114,6 +114,19 @@ static int pick(const char *opt, const char *arg, const char *const *names, size
     return vf_cli_opt_bad(opt, arg, why);
 }
 
+/* A knob of two values: *second is whether arg names the second. */
+static int pick2(const char *opt, const char *arg, const char *first, const char *second, bool *out)
+{
+    const char *const n[] = {first, second};
+    char why[64];
+    snprintf(why, sizeof why, "expected %s or %s", first, second);
+    int k = 0;
+    if (pick(opt, arg, n, 2, &k, why) < 0)
+        return -1;
+    *out = k == 1;
+    return 1;
+}
+
 /* A MAJOR.MINOR[...] version knob copied into its fixed-size field. */
 static int version_opt(const char *opt, const char *arg, char *dst, size_t n, const char *why)
 {
@@ -267,20 +280,10 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
     case T_KBIT_PREPARE:
         t->kbit_prepare = true;
         return 1;
-    case T_ADAPTER_DTYPE: {
-        static const char *const n[] = {"fp32", "base"};
-        if (pick("adapter-dtype", arg, n, N_OF(n), &k, "expected fp32 or base") < 0)
-            return -1;
-        t->adapter_base_dtype = k == 1;
-        return 1;
-    }
-    case T_LOAD_DTYPE: {
-        static const char *const n[] = {"16", "fp32"};
-        if (pick("load-dtype", arg, n, N_OF(n), &k, "expected 16 or fp32") < 0)
-            return -1;
-        t->load_fp32 = k == 1;
-        return 1;
-    }
+    case T_ADAPTER_DTYPE:
+        return pick2("adapter-dtype", arg, "fp32", "base", &t->adapter_base_dtype);
+    case T_LOAD_DTYPE:
+        return pick2("load-dtype", arg, "16", "fp32", &t->load_fp32);
     case T_TORCH_VERSION:
         return version_opt("torch-version", arg, t->torch_version, sizeof t->torch_version,
                            "expected a version such as 1.10");
