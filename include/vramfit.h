@@ -661,7 +661,8 @@ VF_SIZE_PINNED(vf_infer_opts, 1024);
 /* Training knobs (estimate --train). */
 typedef enum vf_optimizer {
     VF_OPT_ADAMW = 0, VF_OPT_ADAM = 1, VF_OPT_ADAMW_8BIT = 2, VF_OPT_PAGED_ADAMW_8BIT = 3, VF_OPT_SGD = 4,
-    VF_OPT_SGD_MOMENTUM = 5, VF_OPT_ADAFACTOR = 6, VF_OPT_LION = 7, VF_OPT_ADAGRAD = 8
+    VF_OPT_SGD_MOMENTUM = 5, VF_OPT_ADAFACTOR = 6, VF_OPT_LION = 7, VF_OPT_ADAGRAD = 8,
+    VF_OPT_PAGED_ADAMW = 9 /* bitsandbytes PagedAdamW (32-bit states in managed memory) */
 } vf_optimizer;
 typedef enum vf_precision {
     VF_PREC_FP32 = 0,

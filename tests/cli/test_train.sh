@@ -162,3 +162,10 @@ check_err "load dtype fp32 needs LoRA" 2 "load-dtype fp32" "$VF" estimate --trai
 check_err "load dtype fp32 not with pure bf16" 2 "load-dtype fp32" \
     "$VF" estimate --train --lora-rank 8 --precision bf16 --load-dtype fp32 "$L02"
 check_err "load dtype: 16 or fp32" 2 "load-dtype" "$VF" estimate --train --lora-rank 8 --load-dtype fp8 "$L02"
+# --optimizer paged-adamw (bitsandbytes PagedAdamW, optim_bits=32): 8 bytes of fp32 state per parameter; tensors of
+# 1e5 elements or more paged (managed memory: host). l02: embed and head 256,000 each and the 6 MLP matrices of
+# 176,128 are paged, 1,568,768 x 8 = 12,550,144 B host; q, k, v, o (2 x 163,840) and the norms (1,280) stay:
+# 328,960 x 8 = 2,631,680 B on the device
+pa=$("$VF" estimate --train --json --precision bf16 --optimizer paged-adamw "$L02")
+[ "$(printf '%s' "$pa" | jq -c '[.components.optimizer, .host_bytes]')" = "[2631680,12550144]" ] &&
+    ok "paged adamw: fp32 states, large tensors' paged to the host" || fail "paged adamw" "$(printf '%s' "$pa" | jq -c '[.components.optimizer, .host_bytes]')"

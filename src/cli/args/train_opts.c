@@ -52,7 +52,7 @@ void vf_cli_train_opts_help(FILE *f)
 {
     fputs("  training (--train):\n"
           "  --optimizer O          adamw (default) | adam | adamw-8bit | paged-adamw-8bit | sgd |\n"
-          "                         sgd-momentum | adafactor | lion | adagrad\n"
+          "                         sgd-momentum | adafactor | lion | adagrad | paged-adamw (32-bit)\n"
           "  --optim-impl I         foreach (PyTorch's default on CUDA) | for-loop | fused |\n"
           "                         foreach-legacy (torch < 2.0)\n"
           "  --precision P          bf16-mixed (default) | fp16-mixed | fp32 | bf16 (pure, no master copy)\n"
@@ -174,7 +174,7 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
     switch (c) {
     case T_OPTIMIZER: {
         static const char *const n[] = {"adamw", "adam", "adamw-8bit", "paged-adamw-8bit", "sgd",
-                                        "sgd-momentum", "adafactor", "lion", "adagrad"};
+                                        "sgd-momentum", "adafactor", "lion", "adagrad", "paged-adamw"};
         if (pick("optimizer", arg, n, N_OF(n), &k, "unknown optimizer (see vramfit estimate --help)") < 0)
             return -1;
         t->optimizer = (vf_optimizer)k;

@@ -11,7 +11,7 @@
 static const char *opt_name(vf_optimizer o)
 {
     static const char *const n[] = {"adamw", "adam", "adamw-8bit", "paged-adamw-8bit", "sgd",
-                                    "sgd-momentum", "adafactor", "lion", "adagrad"};
+                                    "sgd-momentum", "adafactor", "lion", "adagrad", "paged-adamw"};
     return (unsigned)o < sizeof n / sizeof n[0] ? n[o] : "?";
 }
 
@@ -137,7 +137,7 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     }
     if ((unsigned)t->recompute > VF_RECOMPUTE_FULL || (unsigned)t->offload > VF_OFFLOAD_BOTH)
         return vf__err(err, VF_EINVAL, "", "unknown recomputation or offload choice");
-    if ((unsigned)t->optimizer > VF_OPT_ADAGRAD)
+    if ((unsigned)t->optimizer > VF_OPT_PAGED_ADAMW)
         return vf__err(err, VF_EINVAL, "", "unknown optimizer");
     if ((unsigned)t->optim_impl > VF_OPTIM_FOREACH_LEGACY)
         return vf__err(err, VF_EINVAL, "", "unknown optimizer implementation");
@@ -438,7 +438,8 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf_optim_impl impl = t->optim_impl;
     if (c.zero >= 1 && !t->fsdp && impl == VF_OPTIM_FOREACH)
         impl = VF_OPTIM_FUSED; /* as train_states.c: DeepSpeed's own optimizer */
-    bool bnb = t->optimizer == VF_OPT_ADAMW_8BIT || t->optimizer == VF_OPT_PAGED_ADAMW_8BIT;
+    bool bnb = t->optimizer == VF_OPT_ADAMW_8BIT || t->optimizer == VF_OPT_PAGED_ADAMW_8BIT ||
+               t->optimizer == VF_OPT_PAGED_ADAMW;
     vf__assume(out, "optimizer = %s (%s)", opt_name(t->optimizer),
                bnb ? "bitsandbytes kernel"
                : impl == VF_OPTIM_FOR_LOOP ? "per-tensor loop"
