@@ -169,3 +169,8 @@ check_json "fit: --margin replaces it" 0 ".margin_bytes == 3221225472 and .neede
 check_out "fit: the table says what the margin is" 1 "margin kept free" \
     "$VF" fit Qwen/Qwen3-8B --gpu RTX-4090 --context 40960
 check_err "fit: a bad --margin is a usage error" 2 "expected a size" "$VF" fit Qwen/Qwen3-8B --gpu RTX-4090 --margin x
+# training: more GPUs shard the states (data parallel, then ZeRO-3), never the activations; a step whose
+# activations alone overfill the device says so (QLoRA 8B at 5,789 tokens without checkpointing on 24 GB)
+check_out "fit --train: no data-parallel layout fits, said why" 1 "states shard, activations do not" \
+    "$VF" fit meta-llama/Llama-3.1-8B --train --batch 1 --context 5789 --lora-rank 32 --lora-targets all-linear \
+    --qlora nf4 --attn flash --gpu 24GB
