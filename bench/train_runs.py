@@ -107,6 +107,8 @@ def args_of(r):
     o = r["optimizer"].lower()
     if "paged" in o and "8bit" in o:
         a += ["--optimizer", "paged-adamw-8bit"]
+    elif "pagedadamw" in o.replace(" ", "").replace("_", ""):
+        a += ["--optimizer", "paged-adamw"]  # bitsandbytes PagedAdamW: 32-bit states
     elif "8bit" in o or "8-bit" in o and "later" not in o:
         a += ["--optimizer", "adamw-8bit"]
     elif "sgd" in o:
@@ -138,6 +140,10 @@ def args_of(r):
         a += ["--loss", "chunked"]  # torchtune's num_output_chunks: 8
     elif "fused" in ce:
         a += ["--loss", "fused"]
+    if tr.startswith("unsloth"):
+        # unsloth/__init__.py sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,roundup_power2_divisions:[...]
+        # on import (2024-2025 releases; the per-size divisions list is not read by vramfit)
+        a += ["--alloc-conf", "expandable_segments:True"]
     if n > 1:
         a += ["--gpus", str(n)]
     return a, None
@@ -231,6 +237,9 @@ def main():
                 out["truth"] = truth
                 fig = re.fullmatch(r"[0-9]+(\.[0-9]+)?", r["figure"].strip())
                 meas = to_bytes(float(fig.group(0)), r["unit"]) if fig else None  # a range ("72-80") is no figure
+                if r["outcome"] == "ran (max context)" and j and j.get("max_context"):
+                    # the published context is the longest that fit: vramfit's longest over it
+                    out["ctx_ratio"] = j["max_context"] / num(r["seq_len"])
                 if r["outcome"] == "ran" and meas:
                     _, je, _ = run(a + (["--gpu", gpu] if gpu else []), None)
                     got = figure_of(je, r["figure_kind"]) if je else None
@@ -269,6 +278,10 @@ def report(name, rs):
     print(f"{name}: {len(rs)} runs, {len(ex)} expressed, {len(v)} with a verdict: false fits {len(ff)}, "
           f"false does-not-fit {len(fn)} (+{len(fn_near)} within 2 % of the device); "
           f"{len(errs)} step peaks: median error {med:+.1f} %, worst {worst:+.1f} %")
+    cr = sorted(x["ctx_ratio"] for x in rs if "ctx_ratio" in x)
+    if cr:
+        print(f"  {len(cr)} max-context runs: vramfit's longest context / the published one: median "
+              f"{cr[len(cr) // 2]:.2f}, range {cr[0]:.2f}-{cr[-1]:.2f}")
     for i in ff:
         print("  false fit:", i)
     for i in fn:

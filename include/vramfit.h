@@ -661,7 +661,8 @@ VF_SIZE_PINNED(vf_infer_opts, 1024);
 /* Training knobs (estimate --train). */
 typedef enum vf_optimizer {
     VF_OPT_ADAMW = 0, VF_OPT_ADAM = 1, VF_OPT_ADAMW_8BIT = 2, VF_OPT_PAGED_ADAMW_8BIT = 3, VF_OPT_SGD = 4,
-    VF_OPT_SGD_MOMENTUM = 5, VF_OPT_ADAFACTOR = 6, VF_OPT_LION = 7, VF_OPT_ADAGRAD = 8
+    VF_OPT_SGD_MOMENTUM = 5, VF_OPT_ADAFACTOR = 6, VF_OPT_LION = 7, VF_OPT_ADAGRAD = 8,
+    VF_OPT_PAGED_ADAMW = 9 /* bitsandbytes PagedAdamW (32-bit states in managed memory) */
 } vf_optimizer;
 typedef enum vf_precision {
     VF_PREC_FP32 = 0,
@@ -723,6 +724,12 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
                                 parameter, stepped by its post-accumulate-grad hook, its gradient freed there) */
     bool act_offload;        /* activation offloading (torchtune training.OffloadActivations: saved tensors to
                                 pinned host memory, a bounded number on the device) */
+    bool kbit_prepare;       /* PEFT prepare_model_for_kbit_training under --qlora: the 16-bit parameters it does
+                                not quantize cast to fp32 (embeddings, norms, head), so the residual stream is fp32 */
+    bool adapter_base_dtype; /* LoRA adapters at the base's dtype (PEFT autocast_adapter_dtype=False, or before
+                                0.12); false = fp32 adapters on a 16-bit base, as get_peft_model makes them */
+    bool load_fp32;          /* LoRA: the base loaded in fp32 (from_pretrained without torch_dtype, transformers'
+                                default dtype) and trained under autocast; false = loaded in the 16-bit dtype */
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 

@@ -100,3 +100,72 @@ off_d=$(( $(printf '%s' "$off_plain" | jq .components.activations) - $(printf '%
     fail "activation offload host" "$(printf '%s' "$off_json" | jq .host_bytes)"
 check_err "activation offload with litgpt refused" 2 "torchtune's" \
     "$VF" estimate --train --runtime litgpt --activation-offload "$L02"
+# QLoRA under ZeRO-3 with bitsandbytes before 0.43.0 (no bnb_4bit_quant_storage: PEFT's DeepSpeed guide)
+check_err "qlora with zero 3 on bitsandbytes 0.42 refused" 2 "needs bitsandbytes >= 0.43.0" \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --zero 3 --gpus 2 --bnb-version 0.42.0 "$L02"
+check_err "qlora with fsdp full on bitsandbytes 0.42 refused" 2 "needs bitsandbytes >= 0.43.0" \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --fsdp full --gpus 2 --bnb-version 0.42.0 "$L02"
+check "qlora with zero 3 on bitsandbytes 0.43.3 runs" 0 \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --zero 3 --gpus 2 --bnb-version 0.43.3 "$L02"
+check "qlora with zero 2 on bitsandbytes 0.42 runs" 0 \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --zero 2 --gpus 2 --bnb-version 0.42.0 "$L02"
+# issue 22: Llama-3.1-8B full fine-tuning, pure bf16, full recomputation, 2 x 8,192 on an H100 80GB ran
+# at about 78 GiB; with expandable segments the replay on the device frees the split segments' pages
+check "fit: the 8B bf16 2 x 8192 run fits an H100 with expandable segments" 0 \
+    "$VF" fit meta-llama/Llama-3.1-8B --train --precision bf16 --grad-checkpoint full --batch 2 --context 8192 \
+    --gpu H100 --alloc-conf expandable_segments:True
+# --kbit-prepare (PEFT prepare_model_for_kbit_training): l02's unquantized parameters, embed 1000 x 256, the
+# untied head 1000 x 256 and 5 RMSNorm weights of 256, go from 2 to 4 bytes: +(512,000 + 1,280) x 2 = 1,026,560 B;
+# the residual stream fp32 at 2,048 tokens: 5 norms' saved outputs 2048 x 256 x 2 B more each (5,242,880 B) and
+# RoPE's cos and sin 2 x 2048 x 64 x 2 B (524,288 B): +5,767,168 B of activations
+kb_plain=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 "$L02")
+kb_prep=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 --kbit-prepare "$L02")
+kb_w=$(( $(printf '%s' "$kb_prep" | jq .components.weights) - $(printf '%s' "$kb_plain" | jq .components.weights) ))
+kb_a=$(( $(printf '%s' "$kb_prep" | jq .components.activations) - $(printf '%s' "$kb_plain" | jq .components.activations) ))
+[ "$kb_w" = 1026560 ] && ok "kbit prepare: unquantized parameters in fp32 (+1,026,560 B)" || fail "kbit prepare weights: $kb_w"
+[ "$kb_a" = 5767168 ] && ok "kbit prepare: fp32 residual stream (+5,767,168 B)" || fail "kbit prepare activations: $kb_a"
+check_out "kbit prepare named in the assumptions" 0 "prepare_model_for_kbit_training" \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --kbit-prepare "$L02"
+check_err "kbit prepare needs qlora" 2 "needs --qlora" "$VF" estimate --train --lora-rank 8 --kbit-prepare "$L02"
+check_err "kbit prepare is a training knob" 2 "training knob" "$VF" estimate --kbit-prepare "$L02"
+# fp32 adapters (PEFT autocast_adapter_dtype) against torch 1.13 traces of PEFT's forward with fp32 adapters on a
+# bf16 base (tests/reference/train-runs/traces; calibration cases by the README's hash rule on "traces#CASE"):
+# parameters on the device, gradients and AdamW states as the trace's summary measured them, to the byte
+TRS=tests/reference/train-runs/traces/summary.json
+mkdir -p "$TMP/trl"
+jq '.["llama_lora_r16_all_b2s256"].config | {architectures: ["LlamaForCausalLM"], model_type: "llama",
+    hidden_size: .hidden, num_hidden_layers: .layers, num_attention_heads: .heads, num_key_value_heads: .kv_heads,
+    head_dim: .head_dim, intermediate_size: .inter, vocab_size: .vocab, max_position_embeddings: 2048,
+    hidden_act: "silu", rms_norm_eps: 1e-05, tie_word_embeddings: .tie, rope_theta: .rope_theta,
+    attention_bias: false, mlp_bias: false, torch_dtype: "bfloat16"}' "$TRS" >"$TMP/trl/config.json"
+for tc in "llama_lora_r16_all_b2s256|all-linear|16" "llama_lora_r8_qv_b2s256|q,v|8"; do
+    IFS='|' read -r case tg rk <<EOT
+$tc
+EOT
+    want=$(jq -c --arg c "$case" '.[$c] | [.param_bytes_device, .grad_bytes, .optimizer_state_bytes]' "$TRS")
+    got=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --attn eager --lora-rank "$rk" \
+        --lora-targets "$tg" "$TMP/trl/config.json" | jq -c '[.components.weights, .components.gradients, .components.optimizer]')
+    [ "$got" = "$want" ] && ok "fp32 adapters: $case states as measured $want" || fail "fp32 adapters $case" "$got vs $want"
+done
+check_err "adapter dtype: fp32 or base" 2 "adapter-dtype" "$VF" estimate --train --lora-rank 8 --adapter-dtype bf16 "$L02"
+# --load-dtype fp32 (from_pretrained without torch_dtype) under LoRA: l02's 1,897,728 frozen parameters (embed and
+# head 2 x 256,000, blocks 2 x 692,224, norms 1,280) at 4 bytes: +3,795,456 B; activations at 2,048 tokens: autocast's
+# bf16 weight copies 2 x 1,384,448 + the head's 2 x 256,000 + five fp32 norm outputs 5 x 2048 x 256 x 2 + cos/sin
+# 2 x 2048 x 64 x 2 = +9,048,064 B
+ld_plain=$("$VF" estimate --train --json --lora-rank 8 "$L02")
+ld_32=$("$VF" estimate --train --json --lora-rank 8 --load-dtype fp32 "$L02")
+ld_w=$(( $(printf '%s' "$ld_32" | jq .components.weights) - $(printf '%s' "$ld_plain" | jq .components.weights) ))
+ld_a=$(( $(printf '%s' "$ld_32" | jq .components.activations) - $(printf '%s' "$ld_plain" | jq .components.activations) ))
+[ "$ld_w" = 3795456 ] && ok "load dtype fp32: frozen base at 4 bytes (+3,795,456 B)" || fail "load dtype weights: $ld_w"
+[ "$ld_a" = 9048064 ] && ok "load dtype fp32: autocast copies, fp32 residual (+9,048,064 B)" || fail "load dtype acts: $ld_a"
+check_err "load dtype fp32 needs LoRA" 2 "load-dtype fp32" "$VF" estimate --train --load-dtype fp32 "$L02"
+check_err "load dtype fp32 not with pure bf16" 2 "load-dtype fp32" \
+    "$VF" estimate --train --lora-rank 8 --precision bf16 --load-dtype fp32 "$L02"
+check_err "load dtype: 16 or fp32" 2 "load-dtype" "$VF" estimate --train --lora-rank 8 --load-dtype fp8 "$L02"
+# --optimizer paged-adamw (bitsandbytes PagedAdamW, optim_bits=32): 8 bytes of fp32 state per parameter; tensors of
+# 1e5 elements or more paged (managed memory: host). l02: embed and head 256,000 each and the 6 MLP matrices of
+# 176,128 are paged, 1,568,768 x 8 = 12,550,144 B host; q, k, v, o (2 x 163,840) and the norms (1,280) stay:
+# 328,960 x 8 = 2,631,680 B on the device
+pa=$("$VF" estimate --train --json --precision bf16 --optimizer paged-adamw "$L02")
+[ "$(printf '%s' "$pa" | jq -c '[.components.optimizer, .host_bytes]')" = "[2631680,12550144]" ] &&
+    ok "paged adamw: fp32 states, large tensors' paged to the host" || fail "paged adamw" "$(printf '%s' "$pa" | jq -c '[.components.optimizer, .host_bytes]')"

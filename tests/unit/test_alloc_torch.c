@@ -192,6 +192,50 @@ static void test_expandable(void **state)
     vf__talloc_free(a);
 }
 
+/* Expandable segments under a device limit (release_blocks -> unmap_block;
+ * find_expandable_block, map_block): the large pool's pages are 20 MiB,
+ * counted from the range's start (0 below).
+ *   A 30 maps [0,40); B 30 takes the free [30,40) and maps [40,60); C 30
+ *   maps [60,100): reserved 100. A and C freed: [0,30) and [60,100) cached.
+ *   Capacity 110. D 50: no cached block holds it; the free [60,100) plus one
+ *   more page would reserve 120 > 110, so every cached block's whole pages
+ *   are unmapped ([60,100) whole, [0,20) of [0,30)): reserved 40. Retry: the
+ *   hole [0,20) and the free [20,30) hold 30 < 50 before B; the hole at 60
+ *   maps 3 pages: D = [60,110), reserved 100, allocated 80.
+ * Without the unmapping nothing is unsplit (B shares the range), so D fails;
+ * the same requests in separate segments release A's and C's (fits too). Then
+ * D freed and empty_cache: [60,120) unmapped, [20,30) has no whole page:
+ * reserved 40 (B's pages [20,60)). */
+static void test_expandable_oom_path(void **state)
+{
+    (void)state;
+    vf__talloc *a = fresh("expandable_segments:True", 0);
+    uint32_t A = vf__talloc_malloc(a, 30 * MiB), B = vf__talloc_malloc(a, 30 * MiB);
+    uint32_t C = vf__talloc_malloc(a, 30 * MiB);
+    assert_true(A && B && C);
+    assert_int_equal(vf__talloc_stats(a).reserved, 100 * MiB);
+    vf__talloc_release(a, A);
+    vf__talloc_release(a, C);
+    assert_true(vf__talloc_set_capacity(a, 110 * MiB));
+    uint32_t D = vf__talloc_malloc(a, 50 * MiB);
+    assert_true(D != 0);
+    vf__tstats s = vf__talloc_stats(a);
+    assert_false(s.failed);
+    assert_int_equal(s.reserved, 100 * MiB);
+    assert_int_equal(s.allocated, 80 * MiB);
+    assert_int_equal(s.peak_reserved, 100 * MiB);
+    vf__talloc_release(a, D);
+    vf__talloc_empty_cache(a);
+    assert_int_equal(vf__talloc_stats(a).reserved, 40 * MiB);
+    /* a copy keeps the holes: the same D again maps the hole at 60 */
+    vf__talloc *c = vf__talloc_clone(a);
+    assert_non_null(c);
+    assert_true(vf__talloc_malloc(c, 50 * MiB) != 0);
+    assert_int_equal(vf__talloc_stats(c).reserved, 100 * MiB);
+    vf__talloc_free(c);
+    vf__talloc_free(a);
+}
+
 static void test_empty_cache_and_limits(void **state)
 {
     (void)state;
@@ -358,7 +402,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rounding),   cmocka_unit_test(test_small_pool),         cmocka_unit_test(test_large_pool),
-        cmocka_unit_test(test_reuse_and_merge), cmocka_unit_test(test_max_split),     cmocka_unit_test(test_expandable),
+        cmocka_unit_test(test_reuse_and_merge), cmocka_unit_test(test_max_split),     cmocka_unit_test(test_expandable), cmocka_unit_test(test_expandable_oom_path),
         cmocka_unit_test(test_empty_cache_and_limits), cmocka_unit_test(test_conf_parsing),
         cmocka_unit_test(test_freeze_behaves_alike), cmocka_unit_test(test_many_cached_blocks),
     };

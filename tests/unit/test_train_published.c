@@ -223,6 +223,7 @@ static void test_litgpt_mechanisms(void **state)
     o.train.bnb_version[0] = 0;
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
     o.runtime = VF_RUNTIME_GENERIC;
+    o.train.adapter_base_dtype = true; /* LitGPT's own LoRA layers: adapters at the base's dtype, as here */
     assert_int_equal(vf_estimate_run(m, &o, &e2, &err), VF_OK);
     assert_int_equal(e.weights - e2.weights, 2 * V * h);
     vf_model_free(m);

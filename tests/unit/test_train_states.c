@@ -198,7 +198,20 @@ static void test_lora_trainable_and_deepspeed_flaw(void **state)
     vf_error err = {0};
     train_opts(&o, VF_PREC_BF16_MIXED, VF_OPT_ADAMW);
     o.train.lora_rank = 8;
+    /* PEFT's default: fp32 adapters (autocast_adapter_dtype), fp32 gradients;
+     * under autocast each of q and v keeps its own 16-bit cast of the input
+     * (32 x 2 x 128 x 4096 B each), where 16-bit adapters share the base's */
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+    assert_int_equal(e.gradients, 4194304ull * 4);
+    uint64_t a32 = e.activations, w32 = e.weights;
+    o.train.lora_dropout = 0.05f; /* only the 1-byte mask is new: A keeps the dropped cast instead */
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+    assert_int_equal(e.activations - a32, 32ull * 1 * 128 * (4096 + 4096));
+    o.train.lora_dropout = 0;
+    o.train.adapter_base_dtype = true; /* --adapter-dtype base: what follows */
+    assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
+    assert_int_equal(a32 - e.activations, 32ull * 2 * 128 * 4096);
+    assert_int_equal(w32 - e.weights, 4194304ull * 2);
     assert_int_equal(e.trainable_params, 4194304);
     assert_int_equal(params + e.trainable_params, 6742609920ull);
     assert_int_equal(e.gradients, 4194304ull * 2);
@@ -248,7 +261,7 @@ static void test_qlora_storage(void **state)
     o.train.lora_rank = 16;
     snprintf(o.train.qlora, sizeof o.train.qlora, "nf4");
     assert_int_equal(vf_estimate_run(m, &o, &e, &err), VF_OK);
-    uint64_t adapters = e.trainable_params * 2;
+    uint64_t adapters = e.trainable_params * 4; /* fp32 adapters (PEFT autocast_adapter_dtype) */
     double bits = (double)(e.weights - adapters - other * 2 - 64 /* rotary buffer */) * 8.0 / (double)mat;
     assert_true(fabs(bits - 4.5) < 1e-6);
     snprintf(o.train.qlora, sizeof o.train.qlora, "nf4-dq");

@@ -12,7 +12,7 @@ enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
     T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION, T_LOSS, T_FREEZE, T_FROZEN_BN,
-    T_OPTIM_IN_BWD, T_ACT_OFFLOAD
+    T_OPTIM_IN_BWD, T_ACT_OFFLOAD, T_KBIT_PREPARE, T_ADAPTER_DTYPE, T_LOAD_DTYPE
 };
 
 const struct option vf_cli_train_options[] = {
@@ -42,6 +42,9 @@ const struct option vf_cli_train_options[] = {
     {"frozen-bn", no_argument, 0, T_FROZEN_BN},
     {"optimizer-in-backward", no_argument, 0, T_OPTIM_IN_BWD},
     {"activation-offload", no_argument, 0, T_ACT_OFFLOAD},
+    {"kbit-prepare", no_argument, 0, T_KBIT_PREPARE},
+    {"adapter-dtype", required_argument, 0, T_ADAPTER_DTYPE},
+    {"load-dtype", required_argument, 0, T_LOAD_DTYPE},
     {0, 0, 0, 0},
 };
 
@@ -49,7 +52,7 @@ void vf_cli_train_opts_help(FILE *f)
 {
     fputs("  training (--train):\n"
           "  --optimizer O          adamw (default) | adam | adamw-8bit | paged-adamw-8bit | sgd |\n"
-          "                         sgd-momentum | adafactor | lion | adagrad\n"
+          "                         sgd-momentum | adafactor | lion | adagrad | paged-adamw (32-bit)\n"
           "  --optim-impl I         foreach (PyTorch's default on CUDA) | for-loop | fused |\n"
           "                         foreach-legacy (torch < 2.0)\n"
           "  --precision P          bf16-mixed (default) | fp16-mixed | fp32 | bf16 (pure, no master copy)\n"
@@ -61,10 +64,20 @@ void vf_cli_train_opts_help(FILE *f)
           "  --lora-rank R          LoRA adapters of rank R; only they train\n"
           "  --lora-targets T       q,k,v,o,gate,up,down or all-linear (default q,v)\n"
           "  --lora-dropout P       PEFT's lora_dropout (default 0): a masked input copy per adapter\n"
+          "  --adapter-dtype D      fp32 (default: PEFT's get_peft_model upcasts adapters on a 16-bit base,\n"
+          "                         each adapter casting its input to fp32) | base (the base's dtype:\n"
+          "                         autocast_adapter_dtype=False, PEFT < 0.12); ZeRO/FSDP: base\n"
+          "  --load-dtype D         LoRA: 16 (default: from_pretrained(torch_dtype=bf16/fp16)) | fp32\n"
+          "                         (no torch_dtype: transformers' default fp32; the frozen base at 4 bytes,\n"
+          "                         trained under autocast); needs a mixed --precision\n"
           "  --qlora nf4|nf4-dq     4-bit NF4 base (with double quantization); needs --lora-rank\n"
+          "  --kbit-prepare         under --qlora: PEFT's prepare_model_for_kbit_training (the parameters\n"
+          "                         it does not quantize cast to fp32, an fp32 residual stream; it also\n"
+          "                         turns on checkpointing by default: add --grad-checkpoint full)\n"
           "  --bnb-version V        bitsandbytes under --qlora (default current; < 0.43.2 keeps\n"
           "                         every 4-bit matmul's input for backward; under litgpt\n"
-          "                         also through the next micro-batch's forward)\n"
+          "                         also through the next micro-batch's forward; < 0.43 refuses\n"
+          "                         ZeRO-3 / FSDP full shard: no 4-bit quant_storage)\n"
           "  --zero 0|1|2|3         ZeRO stage; or --fsdp full|grad-op|no-shard\n"
           "  --ep N                 expert-parallel size (MoE); vLLM inference: --enable-expert-parallel,\n"
           "                         N = tp x data-parallel ranks\n"
@@ -101,6 +114,19 @@ static int pick(const char *opt, const char *arg, const char *const *names, size
     return vf_cli_opt_bad(opt, arg, why);
 }
 
+/* A knob of two values: *second is whether arg names the second. */
+static int pick2(const char *opt, const char *arg, const char *first, const char *second, bool *out)
+{
+    const char *const n[] = {first, second};
+    char why[64];
+    snprintf(why, sizeof why, "expected %s or %s", first, second);
+    int k = 0;
+    if (pick(opt, arg, n, 2, &k, why) < 0)
+        return -1;
+    *out = k == 1;
+    return 1;
+}
+
 /* A MAJOR.MINOR[...] version knob copied into its fixed-size field. */
 static int version_opt(const char *opt, const char *arg, char *dst, size_t n, const char *why)
 {
@@ -124,7 +150,8 @@ const char *vf_cli_train_only(int c)
         {T_OFFLOAD_DEVICE, "offload-device"}, {T_STATES_ONLY, "states-only"}, {T_OPTIM_IMPL, "optim-impl"},
         {T_LORA_DROPOUT, "lora-dropout"}, {T_GRADS_KEPT, "grads-kept"}, {T_LOSS, "loss"},
         {T_FREEZE, "freeze"},         {T_FROZEN_BN, "frozen-bn"},    {T_OPTIM_IN_BWD, "optimizer-in-backward"},
-        {T_ACT_OFFLOAD, "activation-offload"},
+        {T_ACT_OFFLOAD, "activation-offload"}, {T_KBIT_PREPARE, "kbit-prepare"},
+        {T_ADAPTER_DTYPE, "adapter-dtype"}, {T_LOAD_DTYPE, "load-dtype"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
         if (only[i].c == c)
@@ -147,7 +174,7 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
     switch (c) {
     case T_OPTIMIZER: {
         static const char *const n[] = {"adamw", "adam", "adamw-8bit", "paged-adamw-8bit", "sgd",
-                                        "sgd-momentum", "adafactor", "lion", "adagrad"};
+                                        "sgd-momentum", "adafactor", "lion", "adagrad", "paged-adamw"};
         if (pick("optimizer", arg, n, N_OF(n), &k, "unknown optimizer (see vramfit estimate --help)") < 0)
             return -1;
         t->optimizer = (vf_optimizer)k;
@@ -250,6 +277,13 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
     case T_ACT_OFFLOAD:
         t->act_offload = true;
         return 1;
+    case T_KBIT_PREPARE:
+        t->kbit_prepare = true;
+        return 1;
+    case T_ADAPTER_DTYPE:
+        return pick2("adapter-dtype", arg, "fp32", "base", &t->adapter_base_dtype);
+    case T_LOAD_DTYPE:
+        return pick2("load-dtype", arg, "16", "fp32", &t->load_fp32);
     case T_TORCH_VERSION:
         return version_opt("torch-version", arg, t->torch_version, sizeof t->torch_version,
                            "expected a version such as 1.10");

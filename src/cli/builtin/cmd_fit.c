@@ -147,6 +147,10 @@ static void print_fit(const vf_cli_fit_args *a, const vf_gpu_choice *c, const vf
     if (vf_fit_min_gpus(f))
         printf("Fewest GPUs:               %u on %u node%s of %u (%s)\n", vf_fit_min_gpus(f), vf_fit_min_nodes(f),
                vf_fit_min_nodes(f) == 1 ? "" : "s", vf_fit_gpus_per_node(f), vf_fit_parallelism(f));
+    else if (a->est.mode == VF_MODE_TRAINING && !a->est.tp && !a->est.pp)
+        /* the training search is data parallel (then ZeRO-3): it shards states, never activations */
+        printf("Fewest GPUs:               none up to the search limit (data parallel, then ZeRO-3: "
+               "states shard, activations do not; --tp N prices tensor parallel)\n");
     else
         printf("Fewest GPUs:               none up to the search limit\n");
     vf_cli_print_speed(vf_fit_speed(f), &a->est, vf_estimate_context(vf_fit_estimate(f)), c->gpu.bandwidth_gbs);

@@ -260,6 +260,16 @@ static void advise_training(advisor *a)
         add(a, &o, a->opts->gpu_bytes, a->n, COST_FREE, "--attn flash",
             "no quality change; attention scores are not stored");
     }
+    /* the caching allocator's fragmentation: expandable segments give a
+     * split segment's free pages back under pressure (CUDACachingAllocator
+     * unmap_block), a launch setting; one the user chose stays theirs */
+    size_t cl = strlen(b->alloc_conf);
+    if (!strstr(b->alloc_conf, "expandable_segments") && cl + 26 < sizeof o.alloc_conf) {
+        o = *b;
+        snprintf(o.alloc_conf + cl, sizeof o.alloc_conf - cl, "%sexpandable_segments:True", cl ? "," : "");
+        addf(a, &o, COST_FREE, "no quality change; PYTORCH_CUDA_ALLOC_CONF: free pages of split segments go back "
+             "under pressure", "--alloc-conf %s", o.alloc_conf);
+    }
     if (t->recompute != VF_RECOMPUTE_FULL) {
         o = *b;
         o.train.recompute = VF_RECOMPUTE_FULL;

@@ -51,6 +51,8 @@ static void trainer_args(vf__sbuf *b, const vf_estimate_opts *o, const char *ds_
         vf__put(b, ", optim=\"adamw_bnb_8bit\"");
     else if (t->optimizer == VF_OPT_PAGED_ADAMW_8BIT)
         vf__put(b, ", optim=\"paged_adamw_8bit\"");
+    else if (t->optimizer == VF_OPT_PAGED_ADAMW)
+        vf__put(b, ", optim=\"paged_adamw_32bit\"");
     if (t->recompute != VF_RECOMPUTE_NONE)
         vf__put(b, ", gradient_checkpointing=True");
     if (ds_config)

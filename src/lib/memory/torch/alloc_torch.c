@@ -42,7 +42,9 @@ typedef struct pool {
     uint32_t root;
     uint32_t n_free;
     uint64_t gc_calls;
-    uint32_t tail;    /* expandable: the unmapped rest of the segment's address space */
+    uint64_t base;    /* expandable: where its address range starts (pages are counted from there) */
+    uint32_t *holes;  /* expandable: its unmapped blocks by address, the range's unmapped rest the last */
+    uint32_t n_holes, cap_holes;
 } pool;
 
 struct vf__talloc {
@@ -443,9 +445,16 @@ static uint64_t release_unsplit(vf__talloc *a, pool *p, bool (*keep)(const vf__t
     return got;
 }
 
-/* release_cached_blocks / release_blocks: every unsplit cached segment. */
+static void unmap_cached(vf__talloc *a);
+
+/* release_cached_blocks / release_blocks: every unsplit cached segment, or
+ * under expandable segments every cached block's whole pages (unmap_block). */
 static void release_cached(vf__talloc *a)
 {
+    if (a->c.expandable) {
+        unmap_cached(a);
+        return;
+    }
     for (int k = 0; k < 2; k++)
         release_unsplit(a, &a->pools[k], NULL, 0);
 }
@@ -517,45 +526,207 @@ static uint32_t alloc_segment(vf__talloc *a, bool small, uint64_t bytes)
     return i;
 }
 
-/* Expandable segments: one address range per pool that grows by whole pages
- * (2 MiB small, 20 MiB large) at its end. find_expandable_block takes the
- * free block before the unmapped rest, map_block maps what is missing and
- * merges it into that block. */
+/* Expandable segments (ExpandableSegment): one address range per pool whose
+ * pages (2 MiB small, 20 MiB large, counted from the range's start) are
+ * mapped as needed. Its unmapped blocks are holes: the range's rest, and
+ * what an OOM path unmapped inside it (unmap_block). */
+static uint64_t page_of(const pool *p, const vf__talloc *a) { return p == &a->pools[0] ? SMALL_BUFFER : LARGE_BUFFER; }
+
+static bool holes_room(pool *p)
+{
+    if (p->n_holes < p->cap_holes)
+        return true;
+    uint32_t cap = p->cap_holes ? p->cap_holes * 2 : 16;
+    uint32_t *nh = cap < MAX_BLOCKS ? realloc(p->holes, (size_t)cap * sizeof *nh) : NULL;
+    if (!nh)
+        return false;
+    p->holes = nh;
+    p->cap_holes = cap;
+    return true;
+}
+
+/* Hole i into the address-ordered list (room made before). */
+static void hole_add(vf__talloc *a, pool *p, uint32_t i)
+{
+    uint32_t k = p->n_holes;
+    while (k && B(a, p->holes[k - 1])->addr > B(a, i)->addr) {
+        p->holes[k] = p->holes[k - 1];
+        k--;
+    }
+    p->holes[k] = i;
+    p->n_holes++;
+}
+
+static void hole_del(pool *p, uint32_t i)
+{
+    for (uint32_t k = 0; k < p->n_holes; k++)
+        if (p->holes[k] == i) {
+            memmove(p->holes + k, p->holes + k + 1, (size_t)(p->n_holes - k - 1) * sizeof *p->holes);
+            p->n_holes--;
+            return;
+        }
+}
+
+/* Neighbour s (prev or next of d) joined into d: try_merge_blocks. */
+static void absorb(vf__talloc *a, uint32_t d, uint32_t s)
+{
+    blk *x = B(a, d), *sx = B(a, s);
+    if (x->prev == s) {
+        x->addr = sx->addr;
+        x->prev = sx->prev;
+        if (x->prev)
+            B(a, x->prev)->next = d;
+    } else {
+        x->next = sx->next;
+        if (x->next)
+            B(a, x->next)->prev = d;
+    }
+    x->size += sx->size;
+    x->pinned |= sx->pinned;
+    blk_delete(a, s);
+}
+
+/* try_merge_blocks on both sides of free block d: a free neighbour mapped as
+ * d is (a cached block, or an unmapped hole) joins it. */
+static void join_free(vf__talloc *a, pool *p, uint32_t d)
+{
+    uint32_t nb[2] = {B(a, d)->prev, B(a, d)->next};
+    for (int k = 0; k < 2; k++) {
+        uint32_t s = nb[k];
+        if (!s || B(a, s)->allocated || B(a, s)->mapped != B(a, d)->mapped)
+            continue;
+        if (B(a, s)->mapped)
+            cache_erase(a, p, s);
+        else
+            hole_del(p, s);
+        absorb(a, d, s);
+    }
+}
+
+/* A new block of [addr, addr + size) linked before (after = false) or after i. */
+static uint32_t link_new(vf__talloc *a, uint32_t i, bool after, uint64_t addr, uint64_t size)
+{
+    uint32_t n = blk_new(a, addr, size, B(a, i)->small);
+    if (!n)
+        return NONE;
+    blk *x = B(a, i), *y = B(a, n);
+    y->pinned = x->pinned;
+    if (after) {
+        y->prev = i, y->next = x->next;
+        if (y->next)
+            B(a, y->next)->prev = n;
+        x->next = n;
+    } else {
+        y->next = i, y->prev = x->prev;
+        if (y->prev)
+            B(a, y->prev)->next = n;
+        x->prev = n;
+    }
+    return n;
+}
+
+/* unmap_block: the whole pages of cached block i given back; the partial
+ * pages before and after stay cached, the hole joins unmapped neighbours. */
+static void unmap_free(vf__talloc *a, pool *p, uint32_t i)
+{
+    uint64_t page = page_of(p, a), addr = B(a, i)->addr, end = addr + B(a, i)->size;
+    uint64_t lo = p->base + ceil_to(addr - p->base, page), hi = p->base + (end - p->base) / page * page;
+    if (hi <= lo || !holes_room(p))
+        return;
+    cache_erase(a, p, i);
+    uint32_t before = lo > addr ? link_new(a, i, false, addr, lo - addr) : NONE;
+    uint32_t after = hi < end ? link_new(a, i, true, hi, end - hi) : NONE;
+    if ((lo > addr && !before) || (hi < end && !after)) { /* no host memory: left mapped */
+        cache_insert(a, p, i);
+        return;
+    }
+    if (before)
+        cache_insert(a, p, before);
+    if (after)
+        cache_insert(a, p, after);
+    blk *x = B(a, i);
+    x->addr = lo, x->size = hi - lo, x->mapped = false;
+    a->st.reserved -= hi - lo;
+    join_free(a, p, i);
+    hole_add(a, p, i);
+}
+
+/* Every cached block of the expandable ranges, largest first (new partial
+ * pages, smaller, are met after and have nothing to unmap). */
+static void unmap_cached(vf__talloc *a)
+{
+    for (int k = 0; k < 2; k++) {
+        pool *p = &a->pools[k];
+        uint64_t size = UINT64_MAX, addr = UINT64_MAX;
+        for (uint32_t i; p->n_holes && (i = cache_below(a, p, size, addr)) != NONE;) {
+            size = B(a, i)->size, addr = B(a, i)->addr;
+            unmap_free(a, p, i);
+        }
+    }
+}
+
+/* map_block: hole h's first need bytes, whole pages, mapped and joined to
+ * its free neighbours, cached; false past the limit. */
+static bool map_hole(vf__talloc *a, pool *p, uint32_t h, uint64_t need)
+{
+    uint64_t m = ceil_to(need, page_of(p, a));
+    if (m > B(a, h)->size)
+        m = B(a, h)->size;
+    if (a->allowed && a->st.reserved + m > a->allowed)
+        return false;
+    if (m < B(a, h)->size) { /* the rest stays a hole, in h's place in the list */
+        uint32_t r = link_new(a, h, true, B(a, h)->addr + m, B(a, h)->size - m);
+        if (!r)
+            return false;
+        B(a, r)->mapped = false;
+        for (uint32_t k = 0; k < p->n_holes; k++)
+            if (p->holes[k] == h)
+                p->holes[k] = r;
+    } else {
+        hole_del(p, h);
+    }
+    blk *x = B(a, h);
+    x->size = m, x->mapped = true;
+    reserve(a, m);
+    join_free(a, p, h);
+    cache_insert(a, p, h);
+    return true;
+}
+
+/* try_allocate_expandable_block: find_expandable_block takes the lowest
+ * hole (or the free block before it) with room for size in the free and
+ * unmapped blocks from there, then maps what is missing. */
 static uint32_t alloc_expandable(vf__talloc *a, pool *p, bool small, uint64_t size)
 {
-    uint64_t page = small ? SMALL_BUFFER : LARGE_BUFFER;
-    if (!p->tail) {
-        p->tail = blk_new(a, a->next_addr, (uint64_t)1 << 50, small);
-        if (!p->tail)
+    if (!p->n_holes) {
+        uint32_t t = holes_room(p) ? blk_new(a, a->next_addr, (uint64_t)1 << 50, small) : NONE;
+        if (!t)
             return NONE;
-        B(a, p->tail)->mapped = false;
+        B(a, t)->mapped = false;
+        p->base = a->next_addr;
         a->next_addr += (uint64_t)1 << 51;
         a->st.segments++;
+        hole_add(a, p, t);
     }
-    uint32_t t = p->tail, f = B(a, t)->prev;
-    bool use_free = f && !B(a, f)->allocated;
-    uint64_t have = use_free ? B(a, f)->size : 0;
-    uint64_t map = ceil_to(size - have, page);
-    if (a->allowed && a->st.reserved + map > a->allowed)
+    uint32_t c = NONE;
+    for (uint32_t k = 0; k < p->n_holes && !c; k++) {
+        uint32_t h = p->holes[k], pv = B(a, h)->prev, s = pv && !B(a, pv)->allocated ? pv : h;
+        uint64_t bytes = 0;
+        for (uint32_t b = s; b && bytes < size && !B(a, b)->allocated; b = B(a, b)->next)
+            bytes += B(a, b)->size;
+        if (bytes >= size)
+            c = s;
+    }
+    if (!c || (!B(a, c)->mapped && !map_hole(a, p, c, size)))
         return NONE;
-    reserve(a, map);
-    if (use_free) {
-        cache_erase(a, p, f);
-        B(a, f)->size += map;
-    } else {
-        f = blk_new(a, B(a, t)->addr, map, small);
-        if (!f)
+    while (B(a, c)->size < size) { /* free -> unmapped: map the rest into it */
+        uint32_t nx = B(a, c)->next;
+        if (!nx || B(a, nx)->mapped || B(a, nx)->allocated || !map_hole(a, p, nx, size - B(a, c)->size))
             return NONE;
-        B(a, f)->pinned = B(a, t)->pinned;
-        B(a, f)->prev = B(a, t)->prev;
-        if (B(a, f)->prev)
-            B(a, B(a, f)->prev)->next = f;
-        B(a, f)->next = t;
-        B(a, t)->prev = f;
+        c = nx;
     }
-    B(a, t)->addr += map;
-    B(a, t)->size -= map;
-    return f;
+    cache_erase(a, p, c);
+    return c;
 }
 
 /* should_split: small pool (and expandable segments) when 512 B or more
@@ -638,61 +809,14 @@ void vf__talloc_release(vf__talloc *a, uint32_t h)
     blk *x = B(a, h);
     x->allocated = false;
     a->st.allocated -= x->size;
-    uint32_t nb[2] = {x->prev, x->next};
-    for (int k = 0; k < 2; k++) {
-        uint32_t s = nb[k];
-        if (!s || B(a, s)->allocated || !B(a, s)->mapped)
-            continue;
-        cache_erase(a, p, s);
-        blk *sx = B(a, s);
-        x = B(a, h);
-        if (k == 0) { /* [src dst] */
-            x->addr = sx->addr;
-            x->prev = sx->prev;
-            if (x->prev)
-                B(a, x->prev)->next = h;
-        } else {
-            x->next = sx->next;
-            if (x->next)
-                B(a, x->next)->prev = h;
-        }
-        x->size += sx->size;
-        x->pinned |= sx->pinned;
-        blk_delete(a, s);
-    }
+    join_free(a, p, h);
     cache_insert(a, p, h);
 }
 
 void vf__talloc_empty_cache(vf__talloc *a)
 {
-    if (!a)
-        return;
-    release_cached(a);
-    /* expandable: the free whole pages before the unmapped rest are unmapped */
-    for (int k = 0; k < 2; k++) {
-        pool *p = &a->pools[k];
-        uint32_t t = p->tail, f = t ? B(a, t)->prev : NONE;
-        if (!f || B(a, f)->allocated)
-            continue;
-        uint64_t page = k == 0 ? SMALL_BUFFER : LARGE_BUFFER;
-        uint64_t end = B(a, f)->addr + B(a, f)->size, start = ceil_to(B(a, f)->addr, page);
-        uint64_t cut = end > start ? (end - start) / page * page : 0;
-        if (!cut)
-            continue;
-        cache_erase(a, p, f);
-        B(a, f)->size -= cut;
-        B(a, t)->addr -= cut;
-        B(a, t)->size += cut;
-        a->st.reserved -= cut;
-        if (B(a, f)->size) {
-            cache_insert(a, p, f);
-        } else {
-            B(a, t)->prev = B(a, f)->prev;
-            if (B(a, t)->prev)
-                B(a, B(a, t)->prev)->next = t;
-            blk_delete(a, f);
-        }
-    }
+    if (a)
+        release_cached(a); /* emptyCache: release_cached_blocks */
 }
 
 vf__talloc *vf__talloc_new(const vf__tconf *c, uint64_t device_bytes)
@@ -716,6 +840,8 @@ void vf__talloc_free(vf__talloc *a)
         return;
     free(a->b);
     free(a->spare);
+    free(a->pools[0].holes);
+    free(a->pools[1].holes);
     free(a);
 }
 
@@ -761,7 +887,12 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
         const pool *pa = &a->pools[k];
         pool *pc = &c->pools[k];
         pc->gc_calls = pa->gc_calls;
-        pc->tail = pa->tail ? map[pa->tail] : NONE;
+        pc->base = pa->base;
+        if (pa->n_holes && !(pc->holes = malloc((size_t)pa->n_holes * sizeof *pc->holes)))
+            ok = false;
+        for (uint32_t h = 0; ok && h < pa->n_holes; h++)
+            pc->holes[h] = map[pa->holes[h]];
+        pc->n_holes = pc->cap_holes = ok ? pa->n_holes : 0;
         pc->root = pa->root ? map[pa->root] : NONE;
         pc->n_free = pa->n_free;
     }

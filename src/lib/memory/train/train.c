@@ -11,7 +11,7 @@
 static const char *opt_name(vf_optimizer o)
 {
     static const char *const n[] = {"adamw", "adam", "adamw-8bit", "paged-adamw-8bit", "sgd",
-                                    "sgd-momentum", "adafactor", "lion", "adagrad"};
+                                    "sgd-momentum", "adafactor", "lion", "adagrad", "paged-adamw"};
     return (unsigned)o < sizeof n / sizeof n[0] ? n[o] : "?";
 }
 
@@ -48,6 +48,18 @@ static int bnb_keeps_input(const char *v)
     if (n < 2 || maj > 1000 || min > 1000 || pat > 1000)
         return -1;
     return maj == 0 && (min < 43 || (min == 43 && pat < 2));
+}
+
+/* 1 when bitsandbytes `v` is older than 0.43.0, 0 when newer or unset: its
+ * Params4bit has no quant_storage (added in 0.43.0, "FSDP + QLoRA"), so
+ * ZeRO-3 and FSDP FULL_SHARD cannot flatten the 4-bit weights with the
+ * rest (PEFT's DeepSpeed guide: ZeRO-3 and bitsandbytes "not compatible"
+ * before it; it now names bitsandbytes >= 0.43.3). Read after
+ * bnb_keeps_input accepted v. */
+static int bnb_lacks_quant_storage(const char *v)
+{
+    unsigned maj = 0, min = 0;
+    return v[0] && sscanf(v, "%u.%u", &maj, &min) == 2 && maj == 0 && min < 43;
 }
 
 /* 1 when PyTorch `v` is older than 1.11: its softmax and log_softmax
@@ -125,7 +137,7 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     }
     if ((unsigned)t->recompute > VF_RECOMPUTE_FULL || (unsigned)t->offload > VF_OFFLOAD_BOTH)
         return vf__err(err, VF_EINVAL, "", "unknown recomputation or offload choice");
-    if ((unsigned)t->optimizer > VF_OPT_ADAGRAD)
+    if ((unsigned)t->optimizer > VF_OPT_PAGED_ADAMW)
         return vf__err(err, VF_EINVAL, "", "unknown optimizer");
     if ((unsigned)t->optim_impl > VF_OPTIM_FOREACH_LEGACY)
         return vf__err(err, VF_EINVAL, "", "unknown optimizer implementation");
@@ -156,6 +168,9 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     if (keeps < 0)
         return vf__err(err, VF_EINVAL, "", "bitsandbytes version must look like 0.42.0");
     c->bnb_keeps_input = c->qlora && keeps;
+    if (c->qlora && c->zero == 3 && bnb_lacks_quant_storage(t->bnb_version))
+        return vf__err(err, VF_EINVAL, "", "--qlora with ZeRO-3 / FSDP full shard needs bitsandbytes >= 0.43.0 "
+                                          "(bnb_4bit_quant_storage); %s cannot shard 4-bit weights", t->bnb_version);
     /* Fabric's BitsandbytesPrecision quantizes from weight.to(torch.half)
      * (lightning/fabric/plugins/precision/bitsandbytes.py), as bitsandbytes
      * < 0.43.0 did itself (Params4bit.cuda: .half()) */
@@ -192,6 +207,49 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
                                           "recipes' knobs, not litgpt's");
     c->optim_in_bwd = t->optim_in_bwd;
     c->act_offload = t->act_offload;
+    /* peft/utils/other.py prepare_model_for_kbit_training: every fp16/bf16
+     * parameter (what bitsandbytes did not quantize: embeddings, norms, the
+     * head, biases) cast to fp32; an RMSNorm with an fp32 weight returns fp32
+     * (weight * x.to(input_dtype)) and Linear4bit returns its input's dtype,
+     * so the residual stream between the blocks is fp32 */
+    if (t->kbit_prepare && !c->qlora)
+        return vf__err(err, VF_EINVAL, "", "--kbit-prepare is PEFT's recipe for a 4-bit base: it needs --qlora");
+    if (t->kbit_prepare && c->litgpt)
+        return vf__err(err, VF_EINVAL, "", "--kbit-prepare is PEFT's, not litgpt's");
+    c->kbit_fp32 = t->kbit_prepare;
+    if (c->kbit_fp32)
+        c->resid = 4;
+    /* from_pretrained without torch_dtype loads in torch's default dtype,
+     * fp32 (transformers' default before dtype="auto"); Trainer's bf16=True
+     * then runs the forward under autocast: the frozen base at 4 bytes, each
+     * matmul keeping autocast's 16-bit copy of its weight (the input's
+     * gradient needs it), softmax in fp32, an fp32 residual stream. QLoRA's
+     * block matrices are 4-bit whatever the load dtype: only the rest is fp32 */
+    if (t->load_fp32) {
+        if (!c->lora || !c->master)
+            return vf__err(err, VF_EINVAL, "", "--load-dtype fp32 prices a LoRA base loaded in fp32 under a mixed "
+                                              "--precision (full fine-tuning: --precision bf16-mixed already trains "
+                                              "fp32 weights under autocast)");
+        if (c->litgpt || c->zero || t->fsdp)
+            return vf__err(err, VF_EINVAL, "", "--load-dtype fp32: not modelled under litgpt, ZeRO or FSDP (they cast "
+                                              "the model to their own dtype)");
+        c->frozen_bytes = 4;
+        c->resid = 4;
+        c->amp = !c->qlora;
+    }
+    /* peft get_peft_model(autocast_adapter_dtype=True, the default since
+     * 0.12): adapters on a 16-bit base are made fp32 (_cast_adapter_dtype),
+     * so they train without a master copy; each adapter casts its input to
+     * their dtype (lora/layer.py Linear.forward: x = _cast_input_dtype(x,
+     * lora_A.weight.dtype)) and A keeps that copy; under mixed precision
+     * (Trainer bf16=True: autocast) the matmul keeps autocast's 16-bit
+     * cast of it. DeepSpeed and FSDP cast the wrapped module to their own
+     * dtype; LitGPT has its own LoRA layers. */
+    if (c->lora && !c->litgpt && !t->adapter_base_dtype && c->zero == 0 && !t->fsdp &&
+        t->precision != VF_PREC_FP32) {
+        c->adapter_in = c->master ? 2 : 4;
+        c->w_bytes = 4, c->g_bytes = 4, c->master = 0, c->st_bytes = 4;
+    }
     return VF_OK;
 }
 
@@ -380,7 +438,8 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     vf_optim_impl impl = t->optim_impl;
     if (c.zero >= 1 && !t->fsdp && impl == VF_OPTIM_FOREACH)
         impl = VF_OPTIM_FUSED; /* as train_states.c: DeepSpeed's own optimizer */
-    bool bnb = t->optimizer == VF_OPT_ADAMW_8BIT || t->optimizer == VF_OPT_PAGED_ADAMW_8BIT;
+    bool bnb = t->optimizer == VF_OPT_ADAMW_8BIT || t->optimizer == VF_OPT_PAGED_ADAMW_8BIT ||
+               t->optimizer == VF_OPT_PAGED_ADAMW;
     vf__assume(out, "optimizer = %s (%s)", opt_name(t->optimizer),
                bnb ? "bitsandbytes kernel"
                : impl == VF_OPTIM_FOR_LOOP ? "per-tensor loop"
@@ -424,6 +483,21 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         vf__assume(out, "lora = rank %u on %s, dropout %.2f%s%s", t->lora_rank,
                    t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",
                    c.qlora ? t->qlora : "");
+    if (c.adapter_in)
+        vf__assume(out, "lora adapters = fp32 on the 16-bit base (PEFT autocast_adapter_dtype=True): weights, "
+                        "gradients and AdamW states at 4 bytes, no master copy; each adapter keeps its own %s copy "
+                        "of its input (--adapter-dtype base: the base's dtype)",
+                   c.adapter_in == 4 ? "fp32" : "autocast 16-bit");
+    if (t->load_fp32)
+        vf__assume(out, "load dtype = fp32 (from_pretrained without torch_dtype): the frozen base%s at 4 bytes, "
+                        "an fp32 residual stream%s", c.qlora ? "'s unquantized parameters" : "",
+                   c.amp ? ", autocast's 16-bit weight copies kept by each matmul" : "");
+    if (c.kbit_fp32)
+        vf__assume(out, "kbit prepare = PEFT prepare_model_for_kbit_training: the parameters bitsandbytes did not "
+                        "quantize (embeddings, norms, head) in fp32, the residual stream and norms' outputs fp32%s",
+                   t->recompute == VF_RECOMPUTE_NONE ? "; it enables checkpointing unless use_gradient_checkpointing="
+                                                       "False: not priced here (--grad-checkpoint full prices it)"
+                                                     : "");
     if (c.bnb_keeps_input)
         vf__assume(out, "bitsandbytes %s: each 4-bit matmul keeps its input for backward%s", t->bnb_version,
                    c.litgpt ? ", and after it: the previous micro-batch's inputs are alive through the next forward"

@@ -106,14 +106,17 @@ static void block_saved(const vf__tarch *a, const vf__tcfg *c, const vf__tstates
         o->ff_kept = mlp_bytes(a, s, T, a->inter, act, false);
     }
     if (c->lora && a->n_layers) { /* each adapter's B keeps A's output: tokens x rank */
-        L += (uint64_t)act * T * c->lora_rank * (s->lora_act_extra / a->n_layers);
+        const uint32_t ad = c->adapter_in ? c->adapter_in : act; /* the adapters' compute dtype */
+        L += (uint64_t)ad * T * c->lora_rank * (s->lora_act_extra / a->n_layers);
         /* PEFT applies lora_dropout per adapter: its 1-byte mask and the dropped
          * copy of the input, which A keeps */
         uint64_t drop_in = s->lora_in_sum / a->n_layers;
         if (c->litgpt && s->lora_qkv_in) /* LoRAQKVLinear: one dropout for the fused q, k, v */
             drop_in = (s->lora_in_sum - s->lora_qkv_in) / a->n_layers + h;
         if (c->lora_dropout > 0)
-            L += (uint64_t)(act + 1) * T * drop_in;
+            L += (uint64_t)(ad + 1) * T * drop_in;
+        else if (c->adapter_in) /* fp32 adapters: each keeps its own cast of its input */
+            L += (uint64_t)ad * T * (s->lora_in_sum / a->n_layers);
     }
     if (c->amp && a->n_layers) /* autocast's 16-bit weight copies, kept by each matmul for backward */
         L += 2 * (s->block_linear_params / a->n_layers);

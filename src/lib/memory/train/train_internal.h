@@ -60,6 +60,9 @@ typedef struct vf__tcfg {
     uint32_t loss_chunks; /* VF_LOSS_CHUNKED: output chunks */
     bool optim_in_bwd;    /* each parameter stepped by its post-accumulate-grad hook, its gradient freed there */
     bool act_offload;     /* saved activations of the blocks in pinned host memory (torchtune OffloadActivations) */
+    bool kbit_fp32;       /* PEFT prepare_model_for_kbit_training: the unquantized parameters at fp32 */
+    uint32_t adapter_in;  /* fp32 LoRA adapters on a 16-bit base: bytes of the copy of its input each adapter
+                             saves (4: x.to(fp32); 2: autocast's bf16 cast of it); 0: the input is shared */
 } vf__tcfg;
 
 /* Parameters, gradients and optimizer states of the whole model (unsharded). */

@@ -27,7 +27,9 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 
  * (their block absmax are ordinary tensors). */
 uint64_t vf__optim_paged_bytes(vf_optimizer o, uint64_t n)
 {
-    return o == VF_OPT_PAGED_ADAMW_8BIT && n >= 100000 ? 2 * n : 0;
+    if (n < 100000)
+        return 0;
+    return o == VF_OPT_PAGED_ADAMW_8BIT ? 2 * n : o == VF_OPT_PAGED_ADAMW ? 8 * n : 0;
 }
 
 uint64_t vf__optim_state_bytes(vf_optimizer o, const vf__tcfg *c, const uint64_t *shape, uint32_t n_dims, uint64_t n)
@@ -43,6 +45,10 @@ uint64_t vf__optim_state_bytes(vf_optimizer o, const vf__tcfg *c, const uint64_t
         if (n < BNB_MIN_8BIT)
             return 2 * n * 4;
         return 2 * n + 2 * 4 * ceil_div(n, BNB_BLOCK);
+    case VF_OPT_PAGED_ADAMW:
+        /* optim_bits=32: state1 and state2 fp32 whatever the parameter's
+         * dtype (Optimizer2State.init_state); step is a Python int */
+        return 2 * n * 4;
     case VF_OPT_SGD:
         return 0;
     case VF_OPT_SGD_MOMENTUM:
@@ -158,7 +164,7 @@ uint64_t vf__train_frozen_bytes(const vf__tcfg *c, const char *qlora, const vf_t
 {
     if (vf__train_quantized(c, t))
         return nf4_bytes(qlora, n);
-    return n * (uint64_t)c->frozen_bytes;
+    return n * (c->kbit_fp32 ? 4u : (uint64_t)c->frozen_bytes);
 }
 
 /* How many LoRA adapters a matrix gets and the rows of each A. LitGPT builds
@@ -229,7 +235,7 @@ vf_status vf__train_states(const vf_model *m, const vf_train_opts *t, const vf__
     }
     /* LitGPT's LoRA layers feed A the dropped copy when lora_dropout > 0 and
      * the frozen base saves nothing, so the input itself is not kept */
-    bool a_keeps_input = !(c->litgpt && c->lora_dropout > 0);
+    bool a_keeps_input = !(c->litgpt && c->lora_dropout > 0) && !c->adapter_in;
     for (int r = 0; r < VF_ROLE_COUNT; r++)
         s->linear_saves_input[r] = !c->lora || (target[r] && a_keeps_input) ||
                                    (c->bnb_keeps_input && vf__train_matrix_role((vf_role)r));
