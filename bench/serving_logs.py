@@ -34,7 +34,10 @@ fixed rules below, decided without looking at any figure:
   fine-tune tag (-heretic, -abliterated, -uncensored) dropped, then the same
   model rule; the quant column, else the file type from the name (--weights);
   Unsloth's dynamic quants (UD-...) are not expressed (each tensor's type is
-  its own);
+  its own); node-llama-cpp's hf_{user}_ prefix dropped; a full fine-tune
+  whose model card names its base (LC_FINETUNE_BASE) is that base; a GPU
+  family named without its member (LC_GPU_FAMILIES: one chip, one backend
+  path) is its largest member;
   a build number bNNNN / NNNN -> --llamacpp-build; forks (ik_llama.cpp,
   llamafile, buun), -sm tensor and a projector file (mmproj) are not
   expressed; -c, -b, -ub, -ngl, -fa, -ctk/-ctv, -ot, --cpu-moe, --n-cpu-moe,
@@ -360,6 +363,15 @@ LC_SHARD = re.compile(r"-\d{5}-of-\d{5}$")
 # fine-tunes that keep the base model's tensors and shapes (abliteration edits weights only)
 LC_SAME_SHAPE = ("-heretic", "-abliterated", "-uncensored")
 LC_FORKS = ("ik_llama", "llamafile", "buun", "fork")
+# full fine-tunes that keep their base's tensors and shapes, by the base_model their model card
+# names (a source apart from the logs): tobil/qmd-query-expansion-1.7B is an SFT of Qwen3-1.7B
+# (https://huggingface.co/tobil/qmd-query-expansion-1.7B, card front matter base_model)
+LC_FINETUNE_BASE = {"qmd-query-expansion-1.7B": "Qwen/Qwen3-1.7B"}
+# GPU families whose members share one chip architecture and backend path (so every buffer of a
+# fully offloaded model is the same on each) and differ only in memory: a log naming the family
+# but not the member is priced on the largest, as "GPU kind not stated" would be; Jetson Orin
+# (Nano, NX, AGX: all SM 8.7, ggml-cuda's integrated-GPU path)
+LC_GPU_FAMILIES = (("jetson orin", "Jetson AGX Orin 64GB"),)
 
 
 def lc_file(f):
@@ -395,6 +407,10 @@ def lc_args(r):
     if re.search(r"[-._]UD-", r["model_file"]):  # Unsloth's dynamic quants choose each tensor's type
         return None, "dynamic quant (per-tensor types not stated): " + r["model_file"].split(" (")[0]
     name, fq = lc_file(r["model_file"])
+    if re.match(r"^hf_[^_]+_", name):  # node-llama-cpp's download name: hf_{user}_{file}
+        name = name.split("_", 2)[2]
+    if name in LC_FINETUNE_BASE:
+        name = LC_FINETUNE_BASE[name]
     model, extra = model_of(name)
     if model is None and "_" in name:  # a quantizer's "Org_Model" file name (bartowski: Qwen_Qwen3.5-27B)
         model, extra2 = model_of(name.split("_", 1)[1])
@@ -416,6 +432,9 @@ def lc_args(r):
         a += ["--llamacpp-build", bm.group(1)]
     names = lc_gpus(r["gpus"])
     known = True
+    fam = [n for k, n in LC_GPU_FAMILIES if k in r["gpus"].lower()]
+    if fam and all(n is None for n in names) and len(names) == 1:
+        names = fam
     if all(n is None for n in names):
         # devices of an unstated kind: a count ("8 NVIDIA GPUs", "1 GPU (CUDA0 ...)") on a placeholder
         # large enough that nothing is fitted away; only the host buffers, which no device's size

@@ -58,12 +58,22 @@ jq -e '[.suggestions[] | select(.fits) | .change] | map(select(test("^--cpu-moe 
 # The CPU backend's compute buffer beside a GPU (graph inputs: the f32 KQ mask
 # and the token embeddings' rows): llama.cpp issue 11337, turn 16 (a 64-layer
 # Qwen2.5-32B-shaped model, its KV 4352.00 MiB at -c 32768 q8_0 as vramfit's,
-# on a 7900 XTX): ROCm_Host compute buffer 74.01 MiB.
-est() { "$VF" estimate Qwen/Qwen2.5-32B --runtime llamacpp --context 32768 --kv q8_0 --flash-attn on --gpu 24GiB --json; }
+# on a 7900 XTX; a January-2025 build, priced as b4500: every build before
+# b5165 has this model's layout): ROCm_Host compute buffer 74.01 MiB.
+est() { "$VF" estimate Qwen/Qwen2.5-32B --runtime llamacpp --context 32768 --kv q8_0 --flash-attn on --gpu 24GiB --llamacpp-build 4500 --json; }
 est >"$TMP/hc.json"
 jq -e '(.runtime_buffers.context == 4352 * 1048576) and ((.runtime_buffers.host_compute / 1048576 - 74.01) | fabs < 0.01)' "$TMP/hc.json" >/dev/null &&
     ok "host compute buffer: 74.01 MiB (issue 11337)" ||
     fail "host compute buffer: 74.01 MiB (issue 11337)" "$(jq -c '.runtime_buffers' "$TMP/hc.json")"
+# From #18898 (b7775 on) the graph also holds an f32 embeddings input beside the
+# token ids: node-llama-cpp issue 560 (its llama.cpp of 2026-02, Qwen3-1.7B's
+# shape, -c 4096 --fa, n_ubatch 512): CUDA_Host compute buffer 16.01 MiB; the
+# same run on a build before it keeps one embeddings-sized row block less.
+hc() { "$VF" estimate Qwen/Qwen3-1.7B --runtime llamacpp --context 4096 --flash-attn on --weights q4_k_m --gpu "Jetson AGX Orin 64GB" "$@" --json | jq '.runtime_buffers.host_compute / 1048576'; }
+a=$(hc) b=$(hc --llamacpp-build 7774)
+awk -v a="$a" -v b="$b" 'BEGIN { d = a - 16.01; e = a - b - 4; exit !((d < 0.01 && d > -0.01) && (e < 0.001 && e > -0.001)) }' &&
+    ok "host compute buffer: 16.01 MiB with the embeddings input (node-llama-cpp issue 560), 4 MiB less before #18898" ||
+    fail "host compute buffer: 16.01 MiB with the embeddings input (node-llama-cpp issue 560), 4 MiB less before #18898" "$a / $b"
 # per device: the buffers add up to what the busiest GPU holds
 jq -e '.runtime_buffers.devices[0] as $d | ($d.model + $d.context + $d.compute + $d.backend) == .per_gpu_bytes' "$TMP/hc.json" >/dev/null &&
     ok "per-device buffers add up to the GPU's figure" ||

@@ -36,23 +36,29 @@ static int layer_device(uint32_t il, uint32_t n_layer, uint32_t ngl, uint32_t n_
 #define LC_BUILD_SWA 5501     /* #13194 (2025-05-20): sliding-window layers in their own, smaller cache */
 #define LC_BUILD_STREAMS 5885 /* #14363 (after build 5884, 2025-07-12): one KV stream per sequence */
 #define LC_BUILD_VLESS 7836   /* #19067 (2026-01-24): MLA's V read from the K cache, no V cache */
+/* #18898 (merged 2026-01-23, after b7774, #18550's own release): the graph always holds an f32
+ * embeddings input beside the token ids. b7836 (2026-01-26) has it; a build between is priced
+ * with it (the larger buffer). */
+#define LC_BUILD_EMBD_INPUT 7775
 
 typedef struct lc_layout {
     bool mla_latent; /* MLA: the kv_lora_rank + rope latent as K (else per-head K and V) */
     bool mla_v;      /* MLA: a V cache of the kv_lora_rank latent beside it */
     bool swa_cache;  /* sliding-window layers capped at their window */
     bool streams;    /* a stream per sequence unless --kv-unified (else one shared stream) */
+    bool embd_input; /* the f32 embeddings graph input, allocated beside the token ids */
 } lc_layout;
 
 static lc_layout lc_layout_of(uint32_t build)
 {
-    lc_layout l = {true, false, true, true};
+    lc_layout l = {true, false, true, true, true};
     if (!build)
         return l;
     l.mla_latent = build >= LC_BUILD_MLA;
     l.mla_v = build < LC_BUILD_VLESS;
     l.swa_cache = build >= LC_BUILD_SWA;
     l.streams = build >= LC_BUILD_STREAMS;
+    l.embd_input = build >= LC_BUILD_EMBD_INPUT;
     return l;
 }
 
@@ -359,13 +365,16 @@ static void lc_compute(const vf_hparams *hp, lc_run *r)
  * "graph input ... last backend (assumed CPU)") — token ids, positions and
  * output ids (4 bytes per token each), the f32 KQ mask of each cache
  * (n_kv x PAD(n_ubatch, 64), llama-graph.cpp) — and the token embeddings'
- * get_rows (n_ubatch x n_embd f32: the table is in host memory); with the
- * output layer on the CPU, the whole graph's buffer besides. */
+ * get_rows (n_ubatch x n_embd f32: the table is in host memory), and from
+ * #18898 the f32 embeddings input beside the token ids (llama-graph.cpp
+ * build_inp_embd: both inputs built, one selected per batch); with the output
+ * layer on the CPU, the whole graph's buffer besides. */
 static uint64_t lc_host_compute(const vf_hparams *hp, const lc_run *r)
 {
     uint64_t ub = r->n_ubatch;
     uint64_t in = vf__smul(vf__smul(3, ub), 4);
-    in = vf__sadd(in, vf__smul(vf__smul(ub, hp->hidden_size), 4));
+    uint64_t embd_rows = vf__smul(vf__smul(ub, hp->hidden_size), 4);
+    in = vf__sadd(in, r->lay.embd_input ? vf__smul(embd_rows, 2) : embd_rows);
     bool swa = false, full = false;
     for (uint32_t il = 0; il < r->nl; il++) {
         uint64_t k, v;
@@ -484,13 +493,15 @@ static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_estimate_op
                (unsigned long long)r->n_batch, (unsigned long long)r->n_ubatch, r->fa ? "on" : "off");
     vf__assume(e, "kv cache = K %s, V %s", vf_dtype_get(r->kt)->name, vf_dtype_get(r->vt)->name);
     if (o->llamacpp_build)
-        vf__assume(e, "llamacpp_build = b%u: %s%s%s", o->llamacpp_build,
+        vf__assume(e, "llamacpp_build = b%u: %s%s%s%s", o->llamacpp_build,
                    !vf__is_mla(hp) ? "" : !r->lay.mla_latent ? "MLA per-head K and V cached (before #12801); "
                                      : r->lay.mla_v ? "MLA latent K and a latent V cache (#12801, before #19067); "
                                                     : "MLA latent K, V read from it (#19067); ",
                    !hp->sliding_window ? "" : r->lay.swa_cache ? "sliding-window cache (#13194); "
                                                                 : "sliding-window layers at full context (before #13194); ",
-                   r->lay.streams ? "a KV stream per sequence (#14363)" : "one KV stream for all sequences (before #14363)");
+                   r->lay.streams ? "a KV stream per sequence (#14363)" : "one KV stream for all sequences (before #14363)",
+                   r->lay.embd_input ? "; an f32 embeddings input on the host (#18898)"
+                                     : "; no embeddings input beside the token ids (before #18898)");
     if (hp->sliding_window && r->lay.swa_cache)
         vf__assume(e, "sliding-window layers: %llu cells per sequence (window %u%s)", (unsigned long long)r->swa_cells,
                    hp->sliding_window, io->swa_full ? ", --swa-full" : " + ubatch, padded to 256");
