@@ -288,7 +288,8 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     for (size_t i = 0; i < m->graph->n_inputs; i++)
         in_b += s.bytes[m->graph->inputs[i]];
     uint64_t unsaved_in = in_b > gt.saved_inputs ? in_b - gt.saved_inputs : 0;
-    e->activations = gt.saved + unsaved_in;
+    /* what the step keeps of the batch: the graph inputs and the loss's targets (nll_loss saves them) */
+    e->activations = gt.saved + unsaved_in + gt.labels;
     /* alive all step: weights, moments, the loss's targets (the caller's) */
     uint64_t base = e->weights + e->optimizer + gt.labels;
     uint64_t moment[3] = {base + gt.fwd_peak, base + gt.bwd_peak, base + e->gradients + ts.step_temp_bytes + in_b};
