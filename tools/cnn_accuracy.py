@@ -73,6 +73,42 @@ def pct(got, want):
     return 100.0 * (got - want) / want if want else float("nan")
 
 
+def span(vals):
+    """'+0.2 %' or '−0.4 … +1.0 %' over the batches (rounded as the table prints them)."""
+    def one(v):
+        t = "%+.1f" % v
+        return "0.0" if t in ("+0.0", "-0.0") else t.replace("-", "\u2212")
+    if not vals:
+        return "\u2013"
+    lo, hi = one(min(vals)), one(max(vals))
+    return (lo if lo == hi else lo + " \u2026 " + hi) + " %"
+
+
+def markdown_row(row):
+    inf = [v for _, v, _ in row.get("inf", []) if isinstance(v, float)]
+    tr = [t for t in row.get("train", []) if len(t) == 5]
+    states = "exact" if tr and all(t[2] == 0 and t[3] == 0 for t in tr) else \
+        ", ".join("b%d %+d / %+d B" % (t[0], t[2], t[3]) for t in tr) or "\u2013"
+    step = span([t[4] for t in tr])
+    if row["name"] in AUX:
+        step += " (with the aux heads' states: not asserted)"
+    init = "exact" if row["init"] == 0 else str(row["init"])
+    return "| %s | %s | %s | %s | %s | %s | %s |" % (row["name"], row["family"], init, span(inf),
+                                                   span([t[1] for t in tr]), states, step)
+
+
+def family_row(fam, rows):
+    """One family over the networks of the chosen sets: each named with its set's initial."""
+    nets = ", ".join("%s (%s)" % (r["name"], r["set"][0] + (r["set"][-1] if r["set"][-1].isdigit() else ""))
+                     for r in rows)
+    inf = [v for r in rows for _, v, _ in r.get("inf", []) if isinstance(v, float)]
+    tr = [t for r in rows for t in r.get("train", []) if len(t) == 5]
+    st = [t[4] for r in rows if r["name"] not in AUX for t in r.get("train", []) if len(t) == 5]
+    ok = sum(t[2] == 0 and t[3] == 0 for t in tr)
+    return "| %s | %s | %s | %s | %d of %d exact | %s |" % (fam, nets, span(inf), span([t[1] for t in tr]), ok,
+                                                         len(tr), span(st))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ref", default=os.path.join(HERE, "..", "tests", "reference", "torch-cnn"))
@@ -80,6 +116,7 @@ def main():
     ap.add_argument("--set", default="calibration")
     ap.add_argument("--vf", default=os.path.join(HERE, "..", "build", "vramfit"))
     ap.add_argument("--only", default=None, help="comma-separated network names")
+    ap.add_argument("--markdown", action="store_true", help="docs/memory-model.md's per-network rows instead")
     a = ap.parse_args()
     models = a.models or os.path.join(a.ref, "models")
     sp = split(a.ref)
@@ -129,6 +166,14 @@ def main():
             row.setdefault("train", []).append((b, pct(c["activations"] - b * LOSS_APART.get(name, 0), sv), c["gradients"] - gr, c["optimizer"] - ad,
                                                 pct(e["per_gpu_bytes"], pk)))
         out.append(row)
+    if a.markdown:
+        for row in sorted(out, key=lambda r: (r["family"], r["name"])):
+            print(markdown_row(row))
+        print()
+        for fam in sorted({r["family"] for r in out}):
+            print(family_row(fam, [r for r in out if r["family"] == fam]))
+        return 0
+
     def f(x):
         return "%+6.1f" % x if isinstance(x, float) else str(x)
     bars = {"init": [0, 0, 0], "inference": [0, 0, 0.0], "saved": [0, 0, 0.0], "states": [0, 0, 0], "step": [0, 0, 0.0]}
