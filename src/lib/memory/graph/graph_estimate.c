@@ -315,7 +315,12 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     graph_margin(m, &s, e);
     vf__assume(e, "precision = %s", c.amp ? "autocast: 16-bit activations over fp32 weights, gradients, moments"
                                    : c.act == 2 ? "bf16" : "fp32");
-    vf__assume(e, "loss = cross-entropy on the graph output (its fp32 log-softmax kept for backward)");
+    vf__assume(e, "loss = cross-entropy on the graph output (its fp32 log-softmax kept for backward, int64 targets "
+                  "one per output element but the class axis)");
+    if (moment[ph] < sum)
+        vf__assume(e, "step peak = the %s moment, %.2f GiB, below the components' sum %.2f GiB: they are the step's "
+                      "totals, never all alive at once (backward frees saved tensors as gradients accumulate)",
+                   phase_name[ph], (double)moment[ph] / (1 << 30), (double)sum / (1 << 30));
     if (gt.n_unruled)
         vf__assume(e, "no saved-tensor rule for %s: every input and output kept (erring high)", gt.unruled);
     vf__explain(e, "saved for backward %llu (graph inputs %llu, beside the graph's tensors %llu)",
