@@ -18,8 +18,11 @@ static const json_t *probe(const json_t *r, const char *name)
 {
     size_t i;
     json_t *x;
-    json_array_foreach(json_object_get(r, "networks"), i, x) if (!strcmp(json_string_value(json_object_get(x, "network")),
-                                                                          name)) return x;
+    json_array_foreach(json_object_get(r, "networks"), i, x)
+    {
+        if (!strcmp(json_string_value(json_object_get(x, "network")), name))
+            return x;
+    }
     fail_msg("step_probe.json: no network %s", name);
     return NULL;
 }
