@@ -35,32 +35,25 @@ static const aux_heads *aux_of(const char *name)
     return NULL;
 }
 
-/* What the model does not price, per network and check, with the reason
- * (docs/memory-model.md, "Not priced"); those records are reported by
- * tools/cnn_accuracy.py, not asserted. */
-enum { NP_INFERENCE = 1, NP_SAVED = 2, NP_STEP = 4, NP_ALL = 15 };
-typedef struct unpriced {
+/* Steps whose measured peak holds oneDNN's scratch inside
+ * convolution_backward (CPU reorders, allocated and freed inside the op;
+ * cuDNN's workspace on a GPU): the estimate counts graph tensors only, so
+ * these are checked against the scratch-free peak (baseline +
+ * peak_delta_excl_intra_op) and reported by tools/cnn_accuracy.py as misses
+ * of the bar. deeplabv3_resnet50 (fresh2) at batch 2: 106,397,952 B of
+ * scratch, 9.9 % of the step (-11.9 % raw, -2.3 % scratch-free). */
+typedef struct scratch_step {
     const char *name;
-    uint64_t batch; /* 0: every batch */
-    unsigned what;
-    const char *why;
-} unpriced;
-static const unpriced unpriced_tab[] = {
-    {"efficientnet_v2_s", 1, NP_STEP, "the components' sum again (its gradients and saved tensors are never all "
-                                      "alive at once): +11.9 %"},
-    {"vit_b_16", 8, NP_STEP, "the estimate is at least the components' sum (weights, moments, gradients "
-                             "and every saved tensor), which PyTorch's backward never holds at once: +14.6 %"},
-    {"vit_b_32", 8, NP_STEP, "as vit_b_16 at batch 8 (fresh set): +14.4 %"},
-};
+    uint64_t batch;
+} scratch_step;
+static const scratch_step scratch_steps[] = {{"deeplabv3_resnet50", 2}};
 
-/* The checks not priced for a network at batch b (b 0: at every batch). */
-static unsigned not_priced(const char *name, uint64_t b)
+static bool scratch_apart(const char *name, uint64_t b)
 {
-    unsigned w = 0;
-    for (size_t i = 0; i < sizeof unpriced_tab / sizeof unpriced_tab[0]; i++)
-        if (!strcmp(unpriced_tab[i].name, name) && (!unpriced_tab[i].batch || unpriced_tab[i].batch == b))
-            w |= unpriced_tab[i].what;
-    return w;
+    for (size_t i = 0; i < sizeof scratch_steps / sizeof scratch_steps[0]; i++)
+        if (!strcmp(scratch_steps[i].name, name) && scratch_steps[i].batch == b)
+            return true;
+    return false;
 }
 
 /* The detection backbone as torchvision builds it for Faster R-CNN
@@ -138,7 +131,7 @@ static void check_inference(const json_t *r, const json_t *row, const char *name
     static const uint64_t bs[] = {1, 8, 32, 64};
     for (size_t i = 0; i < 4; i++) {
         const json_t *x = record(r, name, bs[i], "forward_peak_delta_excl_intra_op", NULL);
-        if (!x || (not_priced(name, bs[i]) & NP_INFERENCE))
+        if (!x)
             continue;
         vf_estimate e;
         estimate(name, m, bs[i], false, &e);
@@ -165,16 +158,21 @@ static void check_states(const json_t *r, const char *name, uint64_t b, const vf
      * more, P = (224/16)^2 = 196 patches for vit_b_16, (224/32)^2 = 49 for vit_b_32 */
     if (b == 1 && (!strcmp(name, "vit_b_16") || !strcmp(name, "vit_b_32")))
         grads -= (!strcmp(name, "vit_b_16") ? 196 : 49) * 768 * 4;
-    /* swin_t and maxvit_t: the exporter folded each attention's
+    /* swin_t, swin_s and maxvit_t: the exporter folded each attention's
      * relative_position_bias_table [169, h] gathered by its
      * relative_position_index into a [1, h, 49, 49] constant, which the graph
      * holds instead (torchvision 0.14 swin_transformer.py and maxvit.py,
      * window 7x7: (2*7-1)^2 = 169 rows): 2401 - 169 = 2,232 elements more
      * per head. swin_t: depths 2, 2, 6, 2 with 3, 6, 12, 24 heads, h = 138
-     * over its 12 blocks; maxvit_t: block_layers 2, 2, 5, 2 with
-     * 64/32 .. 512/32 = 2, 4, 8, 16 heads, two attentions (window, grid)
-     * per layer: h = 168. One tensor for one. */
-    uint64_t heads = !strcmp(name, "swin_t") ? 138 : !strcmp(name, "maxvit_t") ? 168 : 0;
+     * over its 12 blocks; swin_s: depths 2, 2, 18, 2, h = 282 over 24
+     * (fresh2: off by exactly this before it was applied to it);
+     * maxvit_t: block_layers 2, 2, 5, 2 with 64/32 .. 512/32 = 2, 4, 8, 16
+     * heads, two attentions (window, grid) per layer: h = 168. One tensor
+     * for one. */
+    uint64_t heads = !strcmp(name, "swin_t")     ? 138
+                     : !strcmp(name, "swin_s")   ? 282
+                     : !strcmp(name, "maxvit_t") ? 168
+                                                 : 0;
     grads += heads * 2232 * 4;
     adamw += 2 * heads * 2232 * 4;
     assert_int_equal(e->gradients, grads);
@@ -193,26 +191,29 @@ static void check_training(const json_t *r, const char *name, vf_model *m, tally
         char what[160];
         /* the backbone's loss is the mean of its five maps, which keeps
          * nothing; the estimate's cross-entropy keeps a log-softmax the size
-         * of the outputs: 256 x (56^2 + 28^2 + 14^2 + 7^2 + 4^2) x 4 B a sample */
-        uint64_t loss = !strcmp(name, BACKBONE) ? bs[i] * 4281344 : 0;
+         * of the outputs and an int64 target per position: (56^2 + 28^2 +
+         * 14^2 + 7^2 + 4^2) x (256 x 4 + 8) B a sample */
+        uint64_t loss = !strcmp(name, BACKBONE) ? bs[i] * 4314792 : 0;
         snprintf(what, sizeof what, "%s saved b=%llu", name, (unsigned long long)bs[i]);
-        if (!(not_priced(name, bs[i]) & NP_SAVED)) {
-            ot_within(what, e.activations - loss, ot_u64(sv, "value_bytes") + ot_u64(sv, "saved_input_bytes"),
-                      -0.03, 0.03);
-            t->saved++;
-        }
+        ot_within(what, e.activations - loss, ot_u64(sv, "value_bytes") + ot_u64(sv, "saved_input_bytes"), -0.03,
+                  0.03);
+        t->saved++;
         check_states(r, name, bs[i], &e);
         t->states++;
-        if (aux_of(name) || (not_priced(name, bs[i]) & NP_STEP))
+        if (aux_of(name))
             continue; /* the step holds the auxiliary heads' weights, gradients and moments too */
         const json_t *pk = record(r, name, bs[i], "train_step_peak", "AdamW(foreach=False)");
         snprintf(what, sizeof what, "%s AdamW step b=%llu", name, (unsigned long long)bs[i]);
-        ot_within(what, e.per_gpu_bytes, ot_u64(pk, "value_bytes"), -0.10, 0.10);
+        uint64_t want = ot_u64(pk, "value_bytes");
+        if (scratch_apart(name, bs[i]))
+            want = ot_u64(pk, "baseline_bytes") + ot_u64(pk, "peak_delta_excl_intra_op");
+        ot_within(what, e.per_gpu_bytes, want, -0.10, 0.10);
         t->steps++;
     }
 }
 
-static void check_set(const char *set, size_t min_nets)
+/* Every stored record of a set is checked: the counts of tools/cnn_accuracy.py's bars. */
+static void check_set(const char *set, tally want)
 {
     json_error_t je;
     json_t *r = json_load_file(WIDE, 0, &je);
@@ -224,8 +225,7 @@ static void check_set(const char *set, size_t min_nets)
     tally t = {0};
     while (fgets(line, sizeof line, f)) {
         char name[64], fam[64], s[32];
-        if (line[0] == '#' || sscanf(line, "%63s %63s %31s", name, fam, s) != 3 || strcmp(s, set) ||
-            not_priced(name, 0) == NP_ALL)
+        if (line[0] == '#' || sscanf(line, "%63s %63s %31s", name, fam, s) != 3 || strcmp(s, set))
             continue;
         const json_t *row = wide_model(r, name);
         bool nofold;
@@ -246,7 +246,11 @@ static void check_set(const char *set, size_t min_nets)
     fclose(f);
     fprintf(stderr, "%s: %zu networks, %zu inference peaks, %zu saved, %zu gradient/AdamW, %zu step peaks\n", set,
             t.nets, t.inference, t.saved, t.states, t.steps);
-    assert_true(t.nets >= min_nets);
+    assert_int_equal(t.nets, want.nets);
+    assert_int_equal(t.inference, want.inference);
+    assert_int_equal(t.saved, want.saved);
+    assert_int_equal(t.states, want.states);
+    assert_int_equal(t.steps, want.steps);
     tu_rm_rf(dir);
     free(dir);
     json_decref(r);
@@ -255,14 +259,14 @@ static void check_set(const char *set, size_t min_nets)
 static void test_calibration(void **state)
 {
     (void)state;
-    check_set("calibration", 17);
+    check_set("calibration", (tally){17, 51, 49, 49, 44});
 }
 
 /* The third set aside before anything was measured: checked, never tuned on. */
 static void test_verification(void **state)
 {
     (void)state;
-    check_set("verification", 8);
+    check_set("verification", (tally){9, 27, 27, 27, 27});
 }
 
 /* Networks named after the estimator's last change for issue 23 and
@@ -270,7 +274,15 @@ static void test_verification(void **state)
 static void test_fresh(void **state)
 {
     (void)state;
-    check_set("fresh", 4);
+    check_set("fresh", (tally){4, 8, 8, 8, 8});
+}
+
+/* Networks named after the step's peak became the backward walk's largest
+ * moment, and measured after it (split.tsv, "fresh2"). */
+static void test_fresh2(void **state)
+{
+    (void)state;
+    check_set("fresh2", (tally){5, 10, 10, 10, 10});
 }
 
 int main(void)
@@ -279,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_calibration),
         cmocka_unit_test(test_verification),
         cmocka_unit_test(test_fresh),
+        cmocka_unit_test(test_fresh2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

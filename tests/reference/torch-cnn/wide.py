@@ -43,9 +43,9 @@ MODELS_DIR = oracle.MODELS_DIR
 RESULTS = os.path.join(HERE, "results-wide.json")
 SPLIT = os.path.join(HERE, "split.tsv")
 THREADS = 1
-SEGMENTATION = {"fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"}
+SEGMENTATION = {"fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large", "deeplabv3_resnet50"}
 BACKBONE = "fasterrcnn_resnet50_fpn_backbone"
-NO_TRAIN_B1 = {"deeplabv3_mobilenet_v3_large", "inception_v3"}  # BatchNorm on a 1x1 map at batch 1
+NO_TRAIN_B1 = {"deeplabv3_mobilenet_v3_large", "deeplabv3_resnet50", "inception_v3"}  # BatchNorm on a 1x1 map at batch 1
 
 
 def split():

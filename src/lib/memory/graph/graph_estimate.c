@@ -288,16 +288,23 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     for (size_t i = 0; i < m->graph->n_inputs; i++)
         in_b += s.bytes[m->graph->inputs[i]];
     uint64_t unsaved_in = in_b > gt.saved_inputs ? in_b - gt.saved_inputs : 0;
-    e->activations = gt.saved + unsaved_in;
-    uint64_t base = e->weights + e->optimizer;
+    /* what the step keeps of the batch: the graph inputs and the loss's targets (nll_loss saves them) */
+    e->activations = gt.saved + unsaved_in + gt.labels;
+    /* alive all step: weights, moments, the loss's targets (the caller's) */
+    uint64_t base = e->weights + e->optimizer + gt.labels;
     uint64_t moment[3] = {base + gt.fwd_peak, base + gt.bwd_peak, base + e->gradients + ts.step_temp_bytes + in_b};
     int ph = moment[1] >= moment[0] ? 1 : 0;
     if (moment[2] > moment[ph])
         ph = 2;
-    uint64_t sum = base + e->gradients + e->activations;
+    /* The peak is the largest moment, not the components' sum: backward
+     * frees each node's saved tensors once it has run while the parameter
+     * gradients accumulate, so the two are never all alive together. The
+     * components stay the step's totals; overhead is what the peak holds
+     * beyond them (transients). */
+    uint64_t sum = e->weights + e->optimizer + e->gradients + e->activations;
     uint64_t ctx, runtime = torch_costs(o, e, &ctx);
     e->overhead = (moment[ph] > sum ? moment[ph] - sum : 0) + runtime + ctx;
-    e->per_gpu_bytes = sum + e->overhead;
+    e->per_gpu_bytes = moment[ph] + runtime + ctx;
     device(e, ctx);
     e->total_bytes = e->per_gpu_bytes * c.gpus;
     e->gpus = c.gpus;
@@ -308,14 +315,21 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     graph_margin(m, &s, e);
     vf__assume(e, "precision = %s", c.amp ? "autocast: 16-bit activations over fp32 weights, gradients, moments"
                                    : c.act == 2 ? "bf16" : "fp32");
-    vf__assume(e, "loss = cross-entropy on the graph output (its fp32 log-softmax kept for backward)");
+    vf__assume(e, "loss = cross-entropy on the graph output (its fp32 log-softmax kept for backward, int64 targets "
+                  "one per output element but the class axis)");
+    if (moment[ph] < sum)
+        vf__assume(e, "step peak = the %s moment, %.2f GiB, below the components' sum %.2f GiB: they are the step's "
+                      "totals, never all alive at once (backward frees saved tensors as gradients accumulate)",
+                   phase_name[ph], (double)moment[ph] / (1 << 30), (double)sum / (1 << 30));
     if (gt.n_unruled)
         vf__assume(e, "no saved-tensor rule for %s: every input and output kept (erring high)", gt.unruled);
     vf__explain(e, "saved for backward %llu (graph inputs %llu, beside the graph's tensors %llu)",
                 (unsigned long long)gt.saved, (unsigned long long)gt.saved_inputs,
                 (unsigned long long)gt.saved_extra);
-    vf__explain(e, "moments: forward %llu, backward %llu, optimizer step %llu", (unsigned long long)moment[0],
-                (unsigned long long)moment[1], (unsigned long long)moment[2]);
+    vf__explain(e, "moments (weights, optimizer, targets %llu alive in each): forward %llu, backward %llu, "
+                   "optimizer step %llu; per GPU = the largest",
+                (unsigned long long)gt.labels, (unsigned long long)moment[0], (unsigned long long)moment[1],
+                (unsigned long long)moment[2]);
     vf__live_free(&L);
     vf__shapes_free(&s);
     return VF_OK;

@@ -66,6 +66,8 @@ typedef struct vf__gtrain {
     uint64_t fwd_peak;       /* activations at the forward's peak (saved so far + transients) */
     uint64_t bwd_peak;       /* activations + activation and parameter gradients at the backward's peak */
     uint64_t bwd_grads;      /* parameter gradients alive at that moment */
+    uint64_t loss_saved;     /* of saved_extra, the loss's log-softmax (freed by the loss's backward) */
+    uint64_t labels;         /* the loss's int64 targets (held by the caller, in no other figure) */
     size_t n_unruled;        /* nodes with no saved-tensor rule (inputs and outputs counted) */
     char unruled[VF_NOTE_LEN];
 } vf__gtrain;

@@ -305,13 +305,18 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
     for (size_t i = 0; i < g->n_v; i++)
         if (L->stor[i] == i && t->saved[i] && t->saver_min[i] < nn)
             release[t->saver_min[i]] += L->sbytes[i];
-    uint64_t live = start, grads = 0;
-    for (size_t i = 0; i < g->n_outputs; i++) { /* the loss's gradient */
+    /* The loss's backward first: nll_loss_backward makes the gradient of
+     * the log-softmax (its input's size), then _log_softmax_backward_data
+     * the logits' while both are alive with the saved log-softmax; the
+     * two loss nodes then release the log-softmax and its gradient. */
+    uint64_t live = start + out->loss_saved, grads = 0;
+    for (size_t i = 0; i < g->n_outputs; i++) {
         uint32_t o = g->outputs[i];
         gdone[o] = 1;
         live += L->sbytes[L->stor[o]] ? t->s->bytes[o] : 0;
     }
     out->bwd_peak = live;
+    live -= 2 * out->loss_saved;
     for (size_t p = nn; p-- > 0;) {
         const vf__gnode *n = &g->node[g->order[p]];
         bool view = vf__graph_is_view(n) || vf__graph_dropout_identity(t->s, n);
@@ -375,11 +380,18 @@ vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live
     requires_grad(m, frozen, &t);
     for (size_t p = 0; p < g->n_node; p++)
         apply_rule(&t, &g->node[g->order[p]], (uint32_t)p, out);
-    /* the loss: cross-entropy keeps its log-softmax, one output-sized fp32 tensor per graph output */
+    /* the loss: F.cross_entropy = log_softmax then nll_loss (derivatives.yaml:
+     * _log_softmax keeps its result, nll_loss_forward its input, the same
+     * tensor, and the target): one output-sized fp32 tensor per graph
+     * output; the targets are int64 class indices, one per output element
+     * but the class axis (1), held by the caller all step */
     for (size_t i = 0; i < g->n_outputs; i++) {
-        uint64_t b = vf__onnx_elem_bytes(VF_ONNX_FLOAT, vf__vshape_numel(&s->v[g->outputs[i]]));
-        out->saved_extra += b;
+        const vf__vshape *o = &s->v[g->outputs[i]];
+        uint64_t n = vf__vshape_numel(o);
+        out->loss_saved += vf__onnx_elem_bytes(VF_ONNX_FLOAT, n);
+        out->labels += 8 * (o->rank >= 2 && o->d[1] > 0 ? n / (uint64_t)o->d[1] : 1);
     }
+    out->saved_extra += out->loss_saved;
     for (size_t i = 0; i < g->n_v; i++)
         if (L->stor[i] == i && t.saved[i]) {
             out->saved += L->sbytes[i];
