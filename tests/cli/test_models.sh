@@ -52,3 +52,7 @@ check_err "a variant says whose config answers" 0 "its base model's config.json"
 check_err "unknown id offline: nearest, cache, how to answer" 3 \
     "not in the embedded catalog; nearest: Qwen/Qwen3-8B.*nor in the Hugging Face cache (.*); offline.*config.json or weights" \
     env HF_HUB_OFFLINE=1 "$VF" inspect Qwen/Qwen9-8B
+# the Hub unreachable (a closed local port): still exit 4, the same line's nearest ids and cache
+check_err "unknown id, Hub unreachable: nearest, cache, how to answer" 4 \
+    "cannot reach http://127.0.0.1:9.*not in the embedded catalog; nearest: Qwen/Qwen3-8B.*nor in the Hugging Face cache (.*): give a path" \
+    env HF_ENDPOINT=http://127.0.0.1:9 HF_HUB_OFFLINE= "$VF" inspect Qwen/Qwen9-8B

@@ -368,6 +368,23 @@ static vf_status offline_miss(const char *source, const vf_error *ce, vf_error *
     return st;
 }
 
+/* The same id when the Hub could not be reached: still an I/O error (exit
+ * 4), its one line saying also what was searched and how to answer anyway. */
+static vf_status unreachable_miss(const char *source, const vf_error *ce, vf_error *err)
+{
+    char hub[160];
+    const char *at = strstr(err->msg, "cannot reach ");
+    snprintf(hub, sizeof hub, "%s", at ? at : "the Hub did not answer");
+    char *root = vf__hfcache_root();
+    const char *near = strstr(ce->msg, "did you mean: ");
+    vf_status st = vf__err(err, VF_EIO, source,
+                           "%s; not in the embedded catalog%s%s, nor in the Hugging Face cache (%s): give a path to "
+                           "its config.json or weights, or retry when the Hub answers",
+                           hub, near ? "; nearest: " : "", near ? near + 14 : "", root ? root : "no cache directory");
+    free(root);
+    return st;
+}
+
 /* A Hub id: the local HF cache first; a plain org/name then the catalog, then
  * the Hub; hf:// always the Hub (or a cache of it). */
 static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opts *o, vf_error *err)
@@ -385,10 +402,12 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
         free(snap);
         return st;
     }
+    vf_error ce = {0};
+    bool missed = false; /* a plain org/name the catalog does not hold */
     if (!hub || !id.explicit_hub) {
         bool offline = o->offline || vf__hub_env_offline();
-        vf_error ce = {0};
         st = open_catalog(mp, source, "", &ce);
+        missed = st == VF_ENOENT;
         if (st == VF_OK) {
             snprintf((*mp)->origin, sizeof (*mp)->origin, "the embedded catalog");
             return st;
@@ -404,6 +423,8 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
     st = open_hub(mp, &id, o, err);
     if (st == VF_ENOENT && !id.explicit_hub && err && strstr(err->msg, "has no repository"))
         return open_catalog(mp, source, ", nor a Hub repository", err);
+    if (st == VF_EIO && missed && err)
+        return unreachable_miss(source, &ce, err);
     return st;
 }
 
