@@ -368,6 +368,29 @@ static vf_status offline_miss(const char *source, const vf_error *ce, vf_error *
     return st;
 }
 
+/* A GGUF repository's name the catalog does not hold, offline: its base
+ * model, priced at the type the name gives. false: not such a name. */
+static bool open_gguf_repo(vf_model **mp, const char *source, vf_status *st, vf_error *err)
+{
+    vf__gguf_repo g;
+    if (!vf__gguf_repo_resolve(source, &g))
+        return false;
+    *st = open_catalog(mp, g.base, "", err);
+    if (*st != VF_OK)
+        return true;
+    vf_model *m = *mp;
+    memcpy(m->priced_as, g.ftype, sizeof m->priced_as); /* both 32 bytes, NUL-terminated */
+    memcpy(m->priced_named, g.named, sizeof m->priced_named);
+    m->priced_own_recipe = g.own_recipe;
+    snprintf(m->origin, sizeof m->origin, "the embedded catalog's %s, its weights priced as %s", g.base, g.named);
+    if (g.own_recipe)
+        vf__model_warn(m, "%s: the repository's own mix (%s) is not read: priced by llama-quantize's %s rules", source,
+                       g.named, g.ftype);
+    vf__model_warn(m, "%s: offline, the catalog's %s with its weights as llama-quantize's %s rules make the file; "
+                      "online, hf://%s reads the repository's own header", source, g.base, g.ftype, source);
+    return true;
+}
+
 /* The same id when the Hub could not be reached: still an I/O error (exit
  * 4), its one line saying also what was searched and how to answer anyway. */
 static vf_status unreachable_miss(const char *source, const vf_error *ce, vf_error *err)
@@ -412,8 +435,9 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
             snprintf((*mp)->origin, sizeof (*mp)->origin, "the embedded catalog");
             return st;
         }
+        vf_status gs;
         if (hub && offline && st == VF_ENOENT)
-            return offline_miss(source, &ce, err);
+            return open_gguf_repo(mp, source, &gs, err) ? gs : offline_miss(source, &ce, err);
         if (!hub || offline || st != VF_ENOENT) {
             if (err)
                 *err = ce;
@@ -423,6 +447,9 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
     st = open_hub(mp, &id, o, err);
     if (st == VF_ENOENT && !id.explicit_hub && err && strstr(err->msg, "has no repository"))
         return open_catalog(mp, source, ", nor a Hub repository", err);
+    vf_status gs;
+    if (st == VF_EIO && missed && open_gguf_repo(mp, source, &gs, NULL) && gs == VF_OK)
+        return gs;
     if (st == VF_EIO && missed && err)
         return unreachable_miss(source, &ce, err);
     return st;
