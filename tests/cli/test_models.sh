@@ -63,7 +63,7 @@ check_err "unknown id, Hub unreachable: nearest, cache, how to answer" 4 \
 base_q4=$("$VF" estimate Qwen/Qwen3-8B --runtime llamacpp --weights q4_k_m --json | jq .device_bytes)
 base_q8=$("$VF" estimate Qwen/Qwen3-8B --runtime llamacpp --weights q8_0 --json | jq .device_bytes)
 check_json "gguf repo: bartowski Q4_K_M is the base at q4_k_m, llama.cpp" 0 \
-    ".runtime == \"llamacpp\" and .device_bytes == $base_q4 and (.assumptions.gguf_repository | test(\"GGUF repository\"))" \
+    ".runtime == \"llamacpp\" and .device_bytes == $base_q4 and (.assumptions.priced_as | test(\"GGUF repository\"))" \
     "$VF" estimate --offline --json bartowski/Qwen3-8B-GGUF:Q4_K_M
 check_json "gguf repo: bartowski's Org_Name, no type: Q4_K_M" 0 '.model == "Qwen/Qwen3-8B" and .priced_as == "q4_k_m"' \
     "$VF" inspect --offline --json bartowski/Qwen_Qwen3-8B-GGUF
@@ -73,7 +73,7 @@ check_json "gguf repo: lmstudio-community resolves" 0 '.priced_as == "q4_k_m"' \
 check_json "gguf repo: --weights still decides" 0 ".device_bytes == $base_q8" \
     "$VF" estimate --offline --json bartowski/Qwen3-8B-GGUF:Q4_K_M --weights q8_0
 check_json "gguf repo: unsloth UD mix priced by Q4_K_M's rule, said so" 0 \
-    ".device_bytes == $base_q4 and (.assumptions.gguf_repository | test(\"own mix priced by that rule\"))" \
+    ".device_bytes == $base_q4 and (.assumptions.priced_as | test(\"own mix priced by that rule\"))" \
     "$VF" estimate --offline --json unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL
 run "gguf repo: a UD mix warns it is not read" 0 "$VF" estimate --offline unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL --json &&
     { grep -q "own mix (UD-Q4_K_XL) is not read" "$TMP/err" && ok "gguf repo: a UD mix warns it is not read" ||

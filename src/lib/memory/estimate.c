@@ -100,9 +100,9 @@ vf_status vf__estimate_core(const vf_model *m, const vf_estimate_opts *o, vf_est
         unified_rule(o, out);
     }
     if (st == VF_OK && named)
-        vf__assume(out, "gguf_repository = %s: the type a GGUF repository names, answered offline by its base "
-                        "model: each tensor's type by llama-quantize's rules for %s (src/llama-quant.cpp)%s, not read "
-                        "from the repository's file",
+        vf__assume(out, "priced_as = %s: the GGUF type the name gives (a GGUF repository's, an Ollama tag's), "
+                        "answered by its base model: each tensor's type by llama-quantize's rules for %s "
+                        "(src/llama-quant.cpp)%s, not read from the file",
                    m->priced_named, m->priced_as, m->priced_own_recipe ? ", the repository's own mix priced by that rule" : "");
     return st;
 }

@@ -368,6 +368,63 @@ static vf_status offline_miss(const char *source, const vf_error *ce, vf_error *
     return st;
 }
 
+/* A catalog model standing for a GGUF file it is not: its weights priced at
+ * a llama-quantize type (memory/estimate.c). */
+static void price_as(vf_model *m, const char *ftype, const char *named, bool own_recipe)
+{
+    snprintf(m->priced_as, sizeof m->priced_as, "%.31s", ftype);
+    snprintf(m->priced_named, sizeof m->priced_named, "%.47s", named);
+    m->priced_own_recipe = own_recipe;
+}
+
+/* "ollama:NAME[:TAG]": the GGUF file the local Ollama store keeps under that
+ * name, else the catalog model it stands for priced at the tag's type. */
+static vf_status open_ollama(vf_model **mp, const char *source, vf_error *err)
+{
+    vf__ollama_name o;
+    if (!vf__ollama_name_parse(source, &o))
+        return vf__err(err, VF_ENOENT, source, "not an Ollama name: ollama:NAME[:TAG] (or USER/NAME) of letters, "
+                                               "digits, '.', '-' and '_'");
+    char *blob = NULL, *manifest = NULL;
+    vf_status st = vf__ollama_find(&o, &blob, &manifest, err);
+    if (st != VF_OK)
+        return st;
+    if (blob) {
+        vf_model *m = vf__model_new(VF_FORMAT_GGUF, blob);
+        st = m ? vf__gguf_read(m, &vf__local_fs, blob, err) : vf__err(err, VF_ENOMEM, source, "out of memory");
+        if (st == VF_OK) {
+            snprintf(m->origin, sizeof m->origin, "the local Ollama store (%.500s)", manifest);
+            *mp = m;
+        } else {
+            vf_model_free(m);
+        }
+        free(blob);
+        free(manifest);
+        return st;
+    }
+    char base[160], ft[32], *root = vf__ollama_root();
+    if (!vf__ollama_catalog(&o, base, sizeof base, ft, sizeof ft)) {
+        st = vf__err(err, VF_ENOENT, source, "not in the local Ollama store (%s), nor a catalog model by that name "
+                                             "and size: a size tag (ollama:qwen3:8b), a path to the GGUF file, or "
+                                             "'ollama pull' it first", root ? root : "no home directory");
+        free(root);
+        return st;
+    }
+    if ((st = open_catalog(mp, base, "", err)) == VF_OK) {
+        vf_model *m = *mp;
+        char named[48];
+        snprintf(named, sizeof named, "%s", ft);
+        for (char *c = named; *c; c++)
+            *c = (char)toupper((unsigned char)*c);
+        price_as(m, ft, named, false);
+        snprintf(m->origin, sizeof m->origin, "the embedded catalog's %s, its weights priced as %s", base, named);
+        vf__model_warn(m, "%s: not in the local Ollama store (%s): the catalog's %s with its weights as "
+                          "llama-quantize's %s rules make the file", source, root ? root : "no home directory", base, ft);
+    }
+    free(root);
+    return st;
+}
+
 /* A GGUF repository's name the catalog does not hold, offline: its base
  * model, priced at the type the name gives. false: not such a name. */
 static bool open_gguf_repo(vf_model **mp, const char *source, vf_status *st, vf_error *err)
@@ -379,9 +436,7 @@ static bool open_gguf_repo(vf_model **mp, const char *source, vf_status *st, vf_
     if (*st != VF_OK)
         return true;
     vf_model *m = *mp;
-    memcpy(m->priced_as, g.ftype, sizeof m->priced_as); /* both 32 bytes, NUL-terminated */
-    memcpy(m->priced_named, g.named, sizeof m->priced_named);
-    m->priced_own_recipe = g.own_recipe;
+    price_as(m, g.ftype, g.named, g.own_recipe);
     snprintf(m->origin, sizeof m->origin, "the embedded catalog's %s, its weights priced as %s", g.base, g.named);
     if (g.own_recipe)
         vf__model_warn(m, "%s: the repository's own mix (%s) is not read: priced by llama-quantize's %s rules", source,
@@ -476,6 +531,8 @@ vf_status vf_model_open_with(const char *source, const vf_open_opts *opts, vf_mo
         st = open_dir(&m, source, err);
     else if (vf__is_file(source))
         st = open_file(&m, &vf__local_fs, source, err);
+    else if (strncmp(source, "ollama:", 7) == 0)
+        st = open_ollama(&m, source, err);
     else
         st = open_by_id(&m, source, &o, err);
     if (st != VF_OK)

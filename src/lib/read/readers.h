@@ -32,6 +32,22 @@ typedef struct vf__gguf_repo {
 /* false unless source is "ORG/NAME-GGUF[:TYPE]" with NAME a catalog model
  * ("Qwen3-8B", bartowski's "Qwen_Qwen3-8B"). */
 VF_HIDDEN bool vf__gguf_repo_resolve(const char *source, vf__gguf_repo *out);
+/* "ollama:[USER/]NAME[:TAG]" (ollama.c): the parts, checked to make paths. */
+typedef struct vf__ollama_name {
+    char space[64];  /* "library" for a bare name */
+    char model[96];
+    char tag[96];    /* "latest" when none */
+} vf__ollama_name;
+VF_HIDDEN bool vf__ollama_name_parse(const char *source, vf__ollama_name *out);
+/* The store's root ($OLLAMA_MODELS, else ~/.ollama/models), malloc'd; NULL without a home. */
+VF_HIDDEN char *vf__ollama_root(void);
+/* The model blob (a GGUF file) the store's manifest names and the manifest's
+ * path, malloc'd; both NULL when the store has no such name. An error for a
+ * manifest that does not check out or a blob it lacks. */
+VF_HIDDEN vf_status vf__ollama_find(const vf__ollama_name *o, char **blob, char **manifest, vf_error *err);
+/* The catalog model a library name and size tag stand for ("qwen3:8b" is
+ * Qwen/Qwen3-8B) and the tag's type (q4_k_m when it names none). */
+VF_HIDDEN bool vf__ollama_catalog(const vf__ollama_name *o, char *base, size_t cap, char *ftype, size_t fcap);
 VF_HIDDEN const char *vf__catalog_config_text(const char *name, size_t *len, const char **canonical);
 
 #endif
