@@ -352,6 +352,16 @@ static vf_status open_hub(vf_model **mp, const vf__hub_id *id, const vf_open_opt
     return st;
 }
 
+/* Offline, a plain id vramfit's cache of the Hub holds (models --update
+ * fetched it, or an earlier run online): true when it answered. */
+static bool cached_hub(vf_model **mp, const vf__hub_id *id, const vf_open_opts *o)
+{
+    vf_open_opts off = *o;
+    off.offline = true;
+    off.refresh = false;
+    return open_hub(mp, id, &off, NULL) == VF_OK;
+}
+
 /* An id neither the HF cache nor the catalog holds, offline: what was
  * searched, the nearest catalog ids and how to answer anyway, in one line. */
 static vf_status offline_miss(const char *source, const vf_error *ce, vf_error *err)
@@ -491,6 +501,8 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
             return st;
         }
         vf_status gs;
+        if (hub && offline && st == VF_ENOENT && cached_hub(mp, &id, o))
+            return VF_OK;
         if (hub && offline && st == VF_ENOENT)
             return open_gguf_repo(mp, source, &gs, err) ? gs : offline_miss(source, &ce, err);
         if (!hub || offline || st != VF_ENOENT) {
