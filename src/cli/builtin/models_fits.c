@@ -111,20 +111,51 @@ static void take(row *r, const vf_fit *f, const char *weights, int32_t ngl)
     r->max_context = vf_fit_max_context(f);
 }
 
+/* Whether ngl layers on the GPU fit, and what the devices need then (0: no answer). */
+static bool fits_layers(vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choice *c, int32_t ngl, vf_fit *f,
+                        uint64_t *need)
+{
+    a->est.infer.n_gpu_layers = ngl;
+    bool ok = fit_at(a, m, c, false, f) == VF_OK;
+    *need = ok ? vf_fit_needed_bytes(f) : 0;
+    return ok && vf_fit_fits(f);
+}
+
 /* llama.cpp with host memory: the most layers the devices hold, the rest on
- * the CPU if the host holds them; true when that fits. */
+ * the CPU if the host holds them; true when that fits. The most layers as a
+ * bisection finds them (what the devices need grows with the layers on
+ * them), in fewer fits: each layer adds about the same bytes, so once both
+ * ends of the bracket have a figure the count where the line through them
+ * meets the devices' memory is tried, then its neighbour across the
+ * boundary; bisection again after a few such tries or where figures lack. */
 static bool layers_on_cpu(vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choice *c, uint64_t host, vf_fit *f,
                           row *r)
 {
     const vf_hparams *hp = vf_model_hparams(m);
     int32_t lo = -1, hi = hp && hp->n_layers ? (int32_t)hp->n_layers + 1 : 0;
+    uint64_t nlo = 0, nhi = 0, budget = c->gpu.memory_bytes; /* figures at lo and hi; 0: none */
+    int tries = 0, moved = 0; /* guided probes; which end the last one moved: -1 lo, 1 hi */
     while (hi - lo > 1) { /* fits(lo) (or lo = -1), !fits(hi) */
-        int32_t mid = lo + (hi - lo) / 2;
-        a->est.infer.n_gpu_layers = mid;
-        if (fit_at(a, m, c, false, f) == VF_OK && vf_fit_fits(f))
-            lo = mid;
-        else
-            hi = mid;
+        int32_t g = lo + (hi - lo) / 2;
+        if (tries < 6 && moved) { /* the neighbour across the boundary of the last guided probe */
+            g = moved < 0 ? lo + 1 : hi - 1;
+            tries++;
+        } else if (tries < 6 && nlo && nhi > nlo && budget >= nlo) {
+            int64_t x = lo + (int64_t)((double)(budget - nlo) / (double)(nhi - nlo) * (double)(hi - lo));
+            g = x <= lo ? lo + 1 : x >= hi ? hi - 1 : (int32_t)x;
+            tries++;
+        }
+        bool guided = tries > 0 && g != lo + (hi - lo) / 2;
+        uint64_t need;
+        if (fits_layers(a, m, c, g, f, &need)) {
+            lo = g;
+            nlo = need;
+            moved = guided && !moved ? -1 : 0;
+        } else {
+            hi = g;
+            nhi = need;
+            moved = guided && !moved ? 1 : 0;
+        }
     }
     if (lo < 0)
         return false;
