@@ -125,20 +125,27 @@ typedef struct form_table {
     uint32_t used, text_used;
 } form_table;
 
-/* The form of n into out (FORM_MAX bytes) and its length; 0 when too long. */
-static size_t name_form(const char *n, char *out)
+/* The form of n into out (FORM_MAX bytes) and its length, 0 when too long;
+ * *layer as tensor_layer_from_name gives it (the same pass). */
+static size_t name_form(const char *n, char *out, int32_t *layer)
 {
     size_t k = 0;
     const char *p = n;
+    *layer = -1;
     while (*p) {
         const char *seg = p;
         bool digits = true;
+        int32_t v = 0; /* < 10^8 when it counts: fits */
         while (*p && *p != '.') {
             digits &= *p >= '0' && *p <= '9';
+            if (digits)
+                v = v * 10 + (*p - '0');
             p++;
         }
         size_t len = (size_t)(p - seg);
         if (digits && len > 0) {
+            if (*layer < 0 && len < 9 && seg != n)
+                *layer = v;
             seg = "#";
             len = 1;
         }
@@ -154,12 +161,14 @@ static size_t name_form(const char *n, char *out)
     return k;
 }
 
-static vf_role role_by_form(form_table *ft, const char *n)
+static vf_role role_by_form(form_table *ft, const char *n, int32_t *layer)
 {
     char f[FORM_MAX + 8];
-    size_t len = ft ? name_form(n, f) : 0;
-    if (!len)
+    size_t len = ft ? name_form(n, f, layer) : 0;
+    if (!len) {
+        *layer = tensor_layer_from_name(n);
         return tensor_role_from_name(n);
+    }
     memset(f + len, 0, 8);
     uint64_t h = 0x9e3779b97f4a7c15u; /* eight bytes a step: a byte-serial hash cost more than the rules */
     for (size_t i = 0; i < len; i += 8) {
@@ -192,9 +201,10 @@ void vf__model_classify(vf_model *m)
     form_table *ft = m->n_tensors > 2048 ? calloc(1, sizeof *ft) : NULL;
     for (size_t i = 0; i < m->n_tensors; i++) {
         vf_tensor *t = &m->tensors[i];
+        int32_t layer;
+        vf_role r = role_by_form(ft, t->name, &layer);
         /* a vision tower's blocks are not the decoder's layers */
-        t->layer = t->flags & VF_TENSOR_VISION ? -1 : tensor_layer_from_name(t->name);
-        vf_role r = role_by_form(ft, t->name);
+        t->layer = t->flags & VF_TENSOR_VISION ? -1 : layer;
         /* a bias of an expert projection is still an expert's */
         if (r == VF_ROLE_OTHER && t->dtype == VF_DTYPE_F8_E8M0)
             r = VF_ROLE_QUANT_AUX; /* a block scale (DeepSeek-V4's ".scale"): E8M0 holds nothing else */
