@@ -2,7 +2,6 @@
  * Depends on the description only; every reader calls it after filling a model. */
 #include "model/model.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static int32_t tensor_layer_from_name(const char *name)
@@ -105,106 +104,14 @@ static vf_role tensor_role_from_name(const char *n)
 #undef ENDS
 }
 
-/* A large MoE names 100k+ tensors from a few hundred forms ("layers.#.mlp.
- * experts.#.up_proj.weight"): a role is looked up by the name's form, its
- * all-digit segments written '#', and found by the rules once per form. No
- * rule above tests a digit segment (".w1." and "fc1" are in segments with
- * letters), so names of one form have one role. */
-#define FORM_SLOTS 4096u /* a power of two; past half full, the rules answer */
-#define FORM_MAX 128     /* a longer name: the rules answer */
-
-typedef struct form_slot {
-    uint32_t len; /* 0: free */
-    uint32_t at;  /* offset of the form in the table's text */
-    vf_role role;
-} form_slot;
-
-typedef struct form_table {
-    form_slot slot[FORM_SLOTS];
-    char text[FORM_SLOTS / 2 * FORM_MAX];
-    uint32_t used, text_used;
-} form_table;
-
-/* The form of n into out (FORM_MAX bytes) and its length, 0 when too long;
- * *layer as tensor_layer_from_name gives it (the same pass). */
-static size_t name_form(const char *n, char *out, int32_t *layer)
-{
-    size_t k = 0;
-    const char *p = n;
-    *layer = -1;
-    while (*p) {
-        const char *seg = p;
-        bool digits = true;
-        int32_t v = 0; /* < 10^8 when it counts: fits */
-        while (*p && *p != '.') {
-            digits &= *p >= '0' && *p <= '9';
-            if (digits)
-                v = v * 10 + (*p - '0');
-            p++;
-        }
-        size_t len = (size_t)(p - seg);
-        if (digits && len > 0) {
-            if (*layer < 0 && len < 9 && seg != n)
-                *layer = v;
-            seg = "#";
-            len = 1;
-        }
-        if (k + len + 1 >= FORM_MAX)
-            return 0;
-        memcpy(out + k, seg, len);
-        k += len;
-        if (*p) {
-            out[k++] = '.';
-            p++;
-        }
-    }
-    return k;
-}
-
-static vf_role role_by_form(form_table *ft, const char *n, int32_t *layer)
-{
-    char f[FORM_MAX + 8];
-    size_t len = ft ? name_form(n, f, layer) : 0;
-    if (!len) {
-        *layer = tensor_layer_from_name(n);
-        return tensor_role_from_name(n);
-    }
-    memset(f + len, 0, 8);
-    uint64_t h = 0x9e3779b97f4a7c15u; /* eight bytes a step: a byte-serial hash cost more than the rules */
-    for (size_t i = 0; i < len; i += 8) {
-        uint64_t w;
-        memcpy(&w, f + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdu;
-    }
-    h ^= h >> 29;
-    for (uint32_t i = (uint32_t)h & (FORM_SLOTS - 1);; i = (i + 1) & (FORM_SLOTS - 1)) {
-        form_slot *s = &ft->slot[i];
-        if (s->len == len && memcmp(ft->text + s->at, f, len) == 0)
-            return s->role;
-        if (s->len)
-            continue;
-        vf_role r = tensor_role_from_name(n);
-        if (ft->used < FORM_SLOTS / 2 && ft->text_used + len <= sizeof ft->text) {
-            memcpy(ft->text + ft->text_used, f, len);
-            *s = (form_slot){.len = (uint32_t)len, .at = ft->text_used, .role = r};
-            ft->text_used += (uint32_t)len;
-            ft->used++;
-        }
-        return r;
-    }
-}
-
 void vf__model_classify(vf_model *m)
 {
     const vf_hparams *hp = &m->hp;
-    /* a small model is classified by the rules alone (the table costs more) */
-    form_table *ft = m->n_tensors > 2048 ? calloc(1, sizeof *ft) : NULL;
     for (size_t i = 0; i < m->n_tensors; i++) {
         vf_tensor *t = &m->tensors[i];
-        int32_t layer;
-        vf_role r = role_by_form(ft, t->name, &layer);
         /* a vision tower's blocks are not the decoder's layers */
-        t->layer = t->flags & VF_TENSOR_VISION ? -1 : layer;
+        t->layer = t->flags & VF_TENSOR_VISION ? -1 : tensor_layer_from_name(t->name);
+        vf_role r = tensor_role_from_name(t->name);
         /* a bias of an expert projection is still an expert's */
         if (r == VF_ROLE_OTHER && t->dtype == VF_DTYPE_F8_E8M0)
             r = VF_ROLE_QUANT_AUX; /* a block scale (DeepSeek-V4's ".scale"): E8M0 holds nothing else */
@@ -217,5 +124,4 @@ void vf__model_classify(vf_model *m)
             t->shape[0] == hp->n_experts)
             t->n_experts = hp->n_experts;
     }
-    free(ft);
 }
