@@ -516,6 +516,15 @@ VF_API uint64_t vf_model_stored_elements(const vf_model *m);
  */
 VF_API const char *vf_model_approximate(const vf_model *m);
 
+/**
+ * NULL, or the llama-quantize file type ("q4_k_m") a GGUF repository's name
+ * stands for when it was answered offline by its base model
+ * ("bartowski/Qwen3-8B-GGUF:Q4_K_M" is the catalog's Qwen/Qwen3-8B): an
+ * inference estimate without weights prices them at that type, as
+ * llama-quantize's per-tensor rules make the file.
+ */
+VF_API const char *vf_model_priced_as(const vf_model *m);
+
 /* ------------------------------------------------------------------------ */
 /* Networks by their graph (ONNX: vf_model_format() == VF_FORMAT_ONNX)       */
 /* ------------------------------------------------------------------------ */

@@ -84,6 +84,8 @@ int vf_cli_open_model_exact(const char *cmd, const char *src, vf_model **m, bool
 int vf_cli_hub_args(int *argc, char **argv);
 /* The Hub options' lines for a command's --help. */
 void vf_cli_hub_help(FILE *f);
+/* The Hub options vf_cli_hub_args took (--offline, --refresh, ...). */
+const vf_open_opts *vf_cli_hub_open_opts(void);
 
 /* ---- cmd_fit.c: the knobs fit and plan share ---- */
 typedef struct vf_cli_fit_args {

@@ -100,6 +100,23 @@ check_err "hub: hf:// a repository the Hub lacks" 3 "has no repository 'noorg/no
 run "hub: load says a Hub-only model cannot be streamed" 3 "$VF" load hf://fp8org/mixed --device host &&
     { grep -q '^vramfit: hf://fp8org/mixed: load streams local files.*on the Hub only' "$TMP/err" && ok "hub: load says a Hub-only model cannot be streamed" ||
         fail "hub: load says a Hub-only model cannot be streamed" "$(head -c 300 "$TMP/err")"; }
+# models --update: ids fetched into vramfit's cache, then answered offline by their plain id
+cache update
+check_err "hub: a plain id not fetched yet, offline: the unknown-id line" 3 "not in the embedded catalog" \
+    env HF_HUB_OFFLINE=1 "$VF" inspect fp8org/mixed
+check_json "hub: models --update fetches each id" 0 \
+    '[.updated[] | .updated] == [true, true] and (.updated[0].origin | test("the Hub"))' \
+    "$VF" models --update fp8org/mixed gguforg/tiny-GGUF --json
+exact "hub: after --update a plain id answers offline, exact" fp8org/mixed env HF_HUB_OFFLINE=1 "$VF" inspect fp8org/mixed --json
+exact "hub: a GGUF repository too" "gguforg/tiny-GGUF:Q4_K_M" env HF_HUB_OFFLINE=1 "$VF" inspect gguforg/tiny-GGUF --json
+before=$(stat_of requests)
+check_out "hub: --update fetches again (never the cache)" 0 "fp8org/mixed: .* parameters from the Hub" \
+    "$VF" models --update fp8org/mixed
+[ "$(stat_of requests)" -gt "$before" ] && ok "hub: --update asked the Hub" || fail "hub: --update asked the Hub" "no request"
+check_err "hub: --update of a repository the Hub lacks: one line, exit 3" 3 "has no repository 'noorg/nothing'" \
+    "$VF" models --update noorg/nothing
+check "hub: --update and --offline exclude each other" 2 "$VF" models --update fp8org/mixed --offline
+check "hub: --update needs ids" 2 "$VF" models --update
 cache off
 check_err "hub: --offline with nothing cached: one line, the Hub not asked" 3 "offline" "$VF" inspect hf://fp8org/mixed --offline
 check_err "hub: HF_HUB_OFFLINE=1 likewise" 3 "offline" env HF_HUB_OFFLINE=1 "$VF" inspect hf://fp8org/mixed

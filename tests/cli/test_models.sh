@@ -52,3 +52,31 @@ check_err "a variant says whose config answers" 0 "its base model's config.json"
 check_err "unknown id offline: nearest, cache, how to answer" 3 \
     "not in the embedded catalog; nearest: Qwen/Qwen3-8B.*nor in the Hugging Face cache (.*); offline.*config.json or weights" \
     env HF_HUB_OFFLINE=1 "$VF" inspect Qwen/Qwen9-8B
+# the Hub unreachable (a closed local port): still exit 4, the same line's nearest ids and cache
+check_err "unknown id, Hub unreachable: nearest, cache, how to answer" 4 \
+    "cannot reach http://127.0.0.1:9.*not in the embedded catalog; nearest: Qwen/Qwen3-8B.*nor in the Hugging Face cache (.*): give a path" \
+    env HF_ENDPOINT=http://127.0.0.1:9 HF_HUB_OFFLINE= "$VF" inspect Qwen/Qwen9-8B
+
+# GGUF repositories' names offline: the base catalog model with its weights at the named type by
+# llama-quantize's rules - the same figure as the base with --runtime llamacpp --weights TYPE
+# (the rules' own figures: test_llamacpp against llama-quantize's files)
+base_q4=$("$VF" estimate Qwen/Qwen3-8B --runtime llamacpp --weights q4_k_m --json | jq .device_bytes)
+base_q8=$("$VF" estimate Qwen/Qwen3-8B --runtime llamacpp --weights q8_0 --json | jq .device_bytes)
+check_json "gguf repo: bartowski Q4_K_M is the base at q4_k_m, llama.cpp" 0 \
+    ".runtime == \"llamacpp\" and .device_bytes == $base_q4 and (.assumptions.priced_as | test(\"GGUF repository\"))" \
+    "$VF" estimate --offline --json bartowski/Qwen3-8B-GGUF:Q4_K_M
+check_json "gguf repo: bartowski's Org_Name, no type: Q4_K_M" 0 '.model == "Qwen/Qwen3-8B" and .priced_as == "q4_k_m"' \
+    "$VF" inspect --offline --json bartowski/Qwen_Qwen3-8B-GGUF
+check_json "gguf repo: ggml-org Q8_0" 0 ".device_bytes == $base_q8" "$VF" estimate --offline --json ggml-org/Qwen3-8B-GGUF:Q8_0
+check_json "gguf repo: lmstudio-community resolves" 0 '.priced_as == "q4_k_m"' \
+    "$VF" inspect --offline --json lmstudio-community/Qwen3-8B-GGUF
+check_json "gguf repo: --weights still decides" 0 ".device_bytes == $base_q8" \
+    "$VF" estimate --offline --json bartowski/Qwen3-8B-GGUF:Q4_K_M --weights q8_0
+check_json "gguf repo: unsloth UD mix priced by Q4_K_M's rule, said so" 0 \
+    ".device_bytes == $base_q4 and (.assumptions.priced_as | test(\"own mix priced by that rule\"))" \
+    "$VF" estimate --offline --json unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL
+run "gguf repo: a UD mix warns it is not read" 0 "$VF" estimate --offline unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL --json &&
+    { grep -q "own mix (UD-Q4_K_XL) is not read" "$TMP/err" && ok "gguf repo: a UD mix warns it is not read" ||
+        fail "gguf repo: a UD mix warns it is not read" "stderr: $(head -c 300 "$TMP/err")"; }
+check_err "gguf repo: no catalog base: the unknown-id line" 3 "not in the embedded catalog.*nor in the Hugging Face cache" \
+    "$VF" inspect --offline bartowski/NoSuchModel-7B-GGUF:Q4_K_M

@@ -425,7 +425,7 @@ const char *vf_cli_runtime_label(vf_runtime r, bool graph)
 
 void vf_cli_default_runtime(vf_estimate_opts *o, const vf_model *m)
 {
-    bool gguf = vf_model_format(m) == VF_FORMAT_GGUF;
+    bool gguf = vf_model_format(m) == VF_FORMAT_GGUF || vf_model_priced_as(m); /* a GGUF repository's name */
     o->runtime = o->mode == VF_MODE_INFERENCE && gguf ? VF_RUNTIME_LLAMACPP : VF_RUNTIME_TRANSFORMERS;
 }
 

@@ -73,6 +73,8 @@ int vf_cli_hub_args(int *argc, char **argv)
     return -1;
 }
 
+const vf_open_opts *vf_cli_hub_open_opts(void) { return &hub_opts; }
+
 void vf_cli_hub_help(FILE *f)
 {
     fprintf(f, "\nHub options (MODEL as hf://org/name[@rev][:QUANT] or org/name; see vramfit(1)):\n"

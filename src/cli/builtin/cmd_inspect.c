@@ -86,6 +86,8 @@ static int print_json(const vf_model *m, const vf_model_totals *t, bool tensors)
     json_object_set_new(o, "vocab_size", vf_json_u64(hp->vocab_size));
     json_object_set_new(o, "context_length", vf_json_u64(hp->context_length));
     json_object_set_new(o, "quantization", hp->quant_method[0] ? json_string(hp->quant_method) : json_null());
+    if (vf_model_priced_as(m)) /* a GGUF repository's name offline: only then */
+        json_object_set_new(o, "priced_as", json_string(vf_model_priced_as(m)));
     json_object_set_new(o, "experts", json_integer(hp->n_experts));
     json_object_set_new(o, "experts_active", json_integer(hp->n_experts_active));
     json_object_set_new(o, "active_params", vf_json_u64(t->active_params));
@@ -142,6 +144,9 @@ static void print_human(const vf_model *m, const vf_model_totals *t, bool tensor
     printf("\narchitecture   %s\n", hp->architecture[0] ? hp->architecture : "(unknown)");
     if (hp->quant_method[0])
         printf("quantization   %s\n", hp->quant_method);
+    if (vf_model_priced_as(m))
+        printf("priced as      %s (llama-quantize's per-tensor rules: estimate and fit; the counts below are the "
+               "base model's)\n", vf_model_priced_as(m));
     printf("parameters     %s (%s)\n", vf_fmt_count(t->params, a, sizeof a), vf_fmt_short(t->params, b, sizeof b));
     if (t->active_params != t->params)
         printf("active/token   %s (%s)\n", vf_fmt_count(t->active_params, a, sizeof a),

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "args/estimate_opts.h"
 #include "builtin/models_fits.h"
+#include "builtin/models_update.h"
 
 #include <ctype.h>
 #include <getopt.h>
@@ -12,7 +13,8 @@ static void help(void)
 {
     printf("usage: vramfit models [--json] [--family F] [--task chat|embed|vision] [--max-params N]\n"
            "       vramfit models --fits GPU[xN] | --local [--runtime R] [--context N] [--batch N] [--train ...]\n"
-           "                      [--host-memory SIZE] [--family F] [--max-params N] [--task T] [--json] [knobs]\n\n"
+           "                      [--host-memory SIZE] [--family F] [--max-params N] [--task T] [--json] [knobs]\n"
+           "       vramfit models --update ID... [--json]\n\n"
            "Lists the embedded catalog: real Hugging Face config.json files built into vramfit, so\n"
            "that any command takes a MODEL by its Hugging Face id (Qwen/Qwen3-8B) or alias (qwen3-8b),\n"
            "case-insensitively, offline. For each model: its id, family (the config's model_type),\n"
@@ -43,6 +45,10 @@ static void help(void)
            "                    \"n_gpu_layers\", \"params\", \"estimated\"}]}: weights \"stored\" or a --weights\n"
            "                    format; needed and headroom null where the weights alone at the smallest\n"
            "                    format exceed the devices (not estimated); n_gpu_layers -1 = all\n"
+           "  --update ID...    fetch each Hub id afresh (config, index, shard headers: never a weight)\n"
+           "                    into vramfit's cache, so that it answers offline afterwards as a catalog\n"
+           "                    model does; --json: {\"updated\": [{\"id\", \"updated\", \"params\", \"origin\"\n"
+           "                    | \"error\"}]}; exit status 0 when every id was fetched\n"
            "knobs with --fits (as for 'vramfit fit'):\n");
     vf_cli_infer_opts_help(stdout);
     vf_cli_train_opts_help(stdout);
@@ -201,8 +207,36 @@ static int parse(int argc, char **argv, vf_cli_models_query *q, bool *fits)
     return -1;
 }
 
+/* models --update ID... [--json]: its own form (not in the option table the
+ * server's /api/models reads: a page cannot make vramfit fetch). -1: not it. */
+static int update_form(int argc, char **argv)
+{
+    bool update = false, json = false;
+    for (int i = 1; i < argc; i++)
+        update |= strcmp(argv[i], "--update") == 0;
+    if (!update)
+        return -1;
+    int rc = vf_cli_hub_args(&argc, argv); /* --hub-timeout, --offline (refused) */
+    if (rc >= 0)
+        return rc;
+    int k = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--update") || !strcmp(argv[i], "--json")) {
+            json |= !strcmp(argv[i], "--json");
+            continue;
+        }
+        if (argv[i][0] == '-')
+            return vf_usage_error("models", "--update takes ids, --json and the Hub options only, not '%s'", argv[i]);
+        argv[k++] = argv[i];
+    }
+    return vf_cli_models_update(k, argv, 1, json);
+}
+
 int cmd_models(int argc, char **argv)
 {
+    int up = update_form(argc, argv);
+    if (up >= 0)
+        return up;
     vf_cli_models_query q;
     bool fits;
     int rc = parse(argc, argv, &q, &fits);

@@ -14,9 +14,12 @@
 #include "args/estimate_opts.h"
 
 #include <ctype.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 /* A weight format of the ladder with its bits per weight, scales included
  * (vramfit dtypes): weights at it hold at least params x bits / 8 bytes. */
@@ -108,20 +111,51 @@ static void take(row *r, const vf_fit *f, const char *weights, int32_t ngl)
     r->max_context = vf_fit_max_context(f);
 }
 
+/* Whether ngl layers on the GPU fit, and what the devices need then (0: no answer). */
+static bool fits_layers(vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choice *c, int32_t ngl, vf_fit *f,
+                        uint64_t *need)
+{
+    a->est.infer.n_gpu_layers = ngl;
+    bool ok = fit_at(a, m, c, false, f) == VF_OK;
+    *need = ok ? vf_fit_needed_bytes(f) : 0;
+    return ok && vf_fit_fits(f);
+}
+
 /* llama.cpp with host memory: the most layers the devices hold, the rest on
- * the CPU if the host holds them; true when that fits. */
+ * the CPU if the host holds them; true when that fits. The most layers as a
+ * bisection finds them (what the devices need grows with the layers on
+ * them), in fewer fits: each layer adds about the same bytes, so once both
+ * ends of the bracket have a figure the count where the line through them
+ * meets the devices' memory is tried, then its neighbour across the
+ * boundary; bisection again after a few such tries or where figures lack. */
 static bool layers_on_cpu(vf_cli_fit_args *a, const vf_model *m, const vf_gpu_choice *c, uint64_t host, vf_fit *f,
                           row *r)
 {
     const vf_hparams *hp = vf_model_hparams(m);
     int32_t lo = -1, hi = hp && hp->n_layers ? (int32_t)hp->n_layers + 1 : 0;
+    uint64_t nlo = 0, nhi = 0, budget = c->gpu.memory_bytes; /* figures at lo and hi; 0: none */
+    int tries = 0, moved = 0; /* guided probes; which end the last one moved: -1 lo, 1 hi */
     while (hi - lo > 1) { /* fits(lo) (or lo = -1), !fits(hi) */
-        int32_t mid = lo + (hi - lo) / 2;
-        a->est.infer.n_gpu_layers = mid;
-        if (fit_at(a, m, c, false, f) == VF_OK && vf_fit_fits(f))
-            lo = mid;
-        else
-            hi = mid;
+        int32_t g = lo + (hi - lo) / 2;
+        if (tries < 6 && moved) { /* the neighbour across the boundary of the last guided probe */
+            g = moved < 0 ? lo + 1 : hi - 1;
+            tries++;
+        } else if (tries < 6 && nlo && nhi > nlo && budget >= nlo) {
+            int64_t x = lo + (int64_t)((double)(budget - nlo) / (double)(nhi - nlo) * (double)(hi - lo));
+            g = x <= lo ? lo + 1 : x >= hi ? hi - 1 : (int32_t)x;
+            tries++;
+        }
+        bool guided = tries > 0 && g != lo + (hi - lo) / 2;
+        uint64_t need;
+        if (fits_layers(a, m, c, g, f, &need)) {
+            lo = g;
+            nlo = need;
+            moved = guided && !moved ? -1 : 0;
+        } else {
+            hi = g;
+            nhi = need;
+            moved = guided && !moved ? 1 : 0;
+        }
     }
     if (lo < 0)
         return false;
@@ -246,6 +280,59 @@ static void rows_print(const vf_gpu_choice *c, const vf_cli_models_query *q, con
            fit, k);
 }
 
+/* The models are answered by several threads, each with its own fit and
+ * each model opened by one: rows are taken largest first (the slowest), so
+ * that none is left alone at the end. The answer does not depend on which
+ * thread answered a row, nor on their number. */
+typedef struct work {
+    const vf_cli_models_query *q;
+    const vf_gpu_choice *c;
+    row *rows;
+    size_t n;
+    atomic_size_t next;
+    atomic_bool nomem;
+} work;
+
+static void *worker(void *arg)
+{
+    work *w = arg;
+    vf_fit *f = vf_fit_new();
+    if (!f) {
+        atomic_store(&w->nomem, true);
+        return NULL;
+    }
+    for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->n;)
+        answer(w->q, w->c, f, &w->rows[i]);
+    vf_fit_free(f);
+    return NULL;
+}
+
+#define MAX_WORKERS 8
+
+static int cmp_params(const void *x, const void *y)
+{
+    const row *a = x, *b = y;
+    return a->ci.params != b->ci.params ? (a->ci.params > b->ci.params ? -1 : 1) : strcasecmp(a->ci.id, b->ci.id);
+}
+
+/* Answers rows[0..n): false when no thread could be given memory. */
+static bool answer_all(const vf_cli_models_query *q, const vf_gpu_choice *c, row *rows, size_t n)
+{
+    qsort(rows, n, sizeof *rows, cmp_params);
+    work w = {.q = q, .c = c, .rows = rows, .n = n};
+    atomic_init(&w.next, 0);
+    atomic_init(&w.nomem, false);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t k = cpus < 1 ? 1 : cpus > MAX_WORKERS ? MAX_WORKERS : (size_t)cpus, started = 0;
+    pthread_t th[MAX_WORKERS];
+    while (started + 1 < k && pthread_create(&th[started], NULL, worker, &w) == 0)
+        started++;
+    worker(&w); /* this thread too; alone when no other could start */
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    return atomic_load(&w.next) >= n || !atomic_load(&w.nomem);
+}
+
 int vf_cli_models_fits(vf_cli_models_query *q)
 {
     vf_gpu_choice c;
@@ -254,23 +341,26 @@ int vf_cli_models_fits(vf_cli_models_query *q)
         return rc;
     size_t n = vf_catalog_count(), k = 0;
     row *rows = calloc(n ? n : 1, sizeof *rows);
-    vf_fit *f = vf_fit_new();
-    if (!rows || !f) {
-        free(rows);
-        vf_fit_free(f);
+    if (!rows) {
         fprintf(stderr, "vramfit: models: out of memory\n");
         return VF_EXIT_IO;
     }
     for (size_t i = 0; i < n; i++) {
         row *r = &rows[k];
         memset(r, 0, sizeof *r);
-        if (vf_catalog_entry(i, &r->ci) != VF_OK || !wanted(q, &r->ci))
-            continue;
-        answer(q, &c, f, r);
-        if (!r->skipped)
+        if (vf_catalog_entry(i, &r->ci) == VF_OK && wanted(q, &r->ci))
             k++;
     }
-    vf_fit_free(f);
+    if (!answer_all(q, &c, rows, k)) {
+        free(rows);
+        fprintf(stderr, "vramfit: models: out of memory\n");
+        return VF_EXIT_IO;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!rows[i].skipped)
+            rows[kept++] = rows[i];
+    k = kept;
     qsort(rows, k, sizeof *rows, cmp_rows);
     bool any = k && rows[0].fits;
     if (q->a.json)

@@ -79,6 +79,15 @@ vf_status vf__estimate_core(const vf_model *m, const vf_estimate_opts *o, vf_est
     vf_status st = vf__cuda_version_check(o->cuda_version, err);
     if (st != VF_OK)
         return st;
+    /* a GGUF repository answered by its base model: its weights at the
+     * type the name gives unless --weights says otherwise */
+    vf_estimate_opts as_named;
+    bool named = m->priced_as[0] && !o->weights[0] && o->mode == VF_MODE_INFERENCE;
+    if (named) {
+        as_named = *o;
+        memcpy(as_named.weights, m->priced_as, sizeof m->priced_as);
+        o = &as_named;
+    }
     if (m->graph) /* a network by its graph: its own memory model */
         st = vf__graph_estimate(m, o, out, err);
     else
@@ -90,5 +99,10 @@ vf_status vf__estimate_core(const vf_model *m, const vf_estimate_opts *o, vf_est
         margin_default(o, out);
         unified_rule(o, out);
     }
+    if (st == VF_OK && named)
+        vf__assume(out, "priced_as = %s: the GGUF type the name gives (a GGUF repository's, an Ollama tag's), "
+                        "answered by its base model: each tensor's type by llama-quantize's rules for %s "
+                        "(src/llama-quant.cpp)%s, not read from the file",
+                   m->priced_named, m->priced_as, m->priced_own_recipe ? ", the repository's own mix priced by that rule" : "");
     return st;
 }

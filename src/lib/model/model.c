@@ -158,6 +158,8 @@ const char *vf_model_warning(const vf_model *m, size_t i) { return i < m->n_warn
 
 const char *vf_model_approximate(const vf_model *m) { return m->approximate[0] ? m->approximate : NULL; }
 
+const char *vf_model_priced_as(const vf_model *m) { return m && m->priced_as[0] ? m->priced_as : NULL; }
+
 /* An MXFP4 block tensor (gpt-oss "*_blocks", U8): the Hub counts each byte's
  * two 4-bit values (openai/gpt-oss-20b: safetensors.total U8 19,707,494,400 =
  * the experts' 19,110,297,600 weights + 597,196,800 scale bytes). */

@@ -38,6 +38,12 @@ struct vf_model {
     char *arena_next; /* free space left in the last block */
     size_t arena_left;
     char origin[600]; /* which source answered (vf_model_origin) */
+    /* a GGUF repository's name answered offline by its base model: the
+     * llama-quantize type its weights are priced at when no --weights is
+     * given (read/gguf_repo.c); "" otherwise */
+    char priced_as[32]; /* as vf_estimate_opts.weights holds it */
+    char priced_named[48]; /* the type as the name gave it ("UD-Q4_K_XL") */
+    bool priced_own_recipe; /* the repository's own mix (unsloth UD), priced by that type's rule */
     /* memos a later stage keeps with the model (vf__model_memo) */
     vf__memo memos[VF_MODEL_MEMOS];
     struct vf__graph *graph;   /* a network read from its graph (ONNX), else NULL (graph.h) */

@@ -352,6 +352,16 @@ static vf_status open_hub(vf_model **mp, const vf__hub_id *id, const vf_open_opt
     return st;
 }
 
+/* Offline, a plain id vramfit's cache of the Hub holds (models --update
+ * fetched it, or an earlier run online): true when it answered. */
+static bool cached_hub(vf_model **mp, const vf__hub_id *id, const vf_open_opts *o)
+{
+    vf_open_opts off = *o;
+    off.offline = true;
+    off.refresh = false;
+    return open_hub(mp, id, &off, NULL) == VF_OK;
+}
+
 /* An id neither the HF cache nor the catalog holds, offline: what was
  * searched, the nearest catalog ids and how to answer anyway, in one line. */
 static vf_status offline_miss(const char *source, const vf_error *ce, vf_error *err)
@@ -364,6 +374,101 @@ static vf_status offline_miss(const char *source, const vf_error *ce, vf_error *
                            "to read hf://%s",
                            near ? "; nearest: " : "", near ? near + 14 : "", root ? root : "no cache directory",
                            source);
+    free(root);
+    return st;
+}
+
+/* A catalog model standing for a GGUF file it is not: its weights priced at
+ * a llama-quantize type (memory/estimate.c). */
+static void price_as(vf_model *m, const char *ftype, const char *named, bool own_recipe)
+{
+    snprintf(m->priced_as, sizeof m->priced_as, "%.31s", ftype);
+    snprintf(m->priced_named, sizeof m->priced_named, "%.47s", named);
+    m->priced_own_recipe = own_recipe;
+}
+
+/* "ollama:NAME[:TAG]": the GGUF file the local Ollama store keeps under that
+ * name, else the catalog model it stands for priced at the tag's type. */
+static vf_status open_ollama(vf_model **mp, const char *source, vf_error *err)
+{
+    vf__ollama_name o;
+    if (!vf__ollama_name_parse(source, &o))
+        return vf__err(err, VF_ENOENT, source, "not an Ollama name: ollama:NAME[:TAG] (or USER/NAME) of letters, "
+                                               "digits, '.', '-' and '_'");
+    char *blob = NULL, *manifest = NULL;
+    vf_status st = vf__ollama_find(&o, &blob, &manifest, err);
+    if (st != VF_OK)
+        return st;
+    if (blob) {
+        vf_model *m = vf__model_new(VF_FORMAT_GGUF, blob);
+        st = m ? vf__gguf_read(m, &vf__local_fs, blob, err) : vf__err(err, VF_ENOMEM, source, "out of memory");
+        if (st == VF_OK) {
+            snprintf(m->origin, sizeof m->origin, "the local Ollama store (%.500s)", manifest);
+            *mp = m;
+        } else {
+            vf_model_free(m);
+        }
+        free(blob);
+        free(manifest);
+        return st;
+    }
+    char base[160], ft[32], *root = vf__ollama_root();
+    if (!vf__ollama_catalog(&o, base, sizeof base, ft, sizeof ft)) {
+        st = vf__err(err, VF_ENOENT, source, "not in the local Ollama store (%s), nor a catalog model by that name "
+                                             "and size: a size tag (ollama:qwen3:8b), a path to the GGUF file, or "
+                                             "'ollama pull' it first", root ? root : "no home directory");
+        free(root);
+        return st;
+    }
+    if ((st = open_catalog(mp, base, "", err)) == VF_OK) {
+        vf_model *m = *mp;
+        char named[48];
+        snprintf(named, sizeof named, "%s", ft);
+        for (char *c = named; *c; c++)
+            *c = (char)toupper((unsigned char)*c);
+        price_as(m, ft, named, false);
+        snprintf(m->origin, sizeof m->origin, "the embedded catalog's %s, its weights priced as %s", base, named);
+        vf__model_warn(m, "%s: not in the local Ollama store (%s): the catalog's %s with its weights as "
+                          "llama-quantize's %s rules make the file", source, root ? root : "no home directory", base, ft);
+    }
+    free(root);
+    return st;
+}
+
+/* A GGUF repository's name the catalog does not hold, offline: its base
+ * model, priced at the type the name gives. false: not such a name. */
+static bool open_gguf_repo(vf_model **mp, const char *source, vf_status *st, vf_error *err)
+{
+    vf__gguf_repo g;
+    if (!vf__gguf_repo_resolve(source, &g))
+        return false;
+    *st = open_catalog(mp, g.base, "", err);
+    if (*st != VF_OK)
+        return true;
+    vf_model *m = *mp;
+    price_as(m, g.ftype, g.named, g.own_recipe);
+    snprintf(m->origin, sizeof m->origin, "the embedded catalog's %s, its weights priced as %s", g.base, g.named);
+    if (g.own_recipe)
+        vf__model_warn(m, "%s: the repository's own mix (%s) is not read: priced by llama-quantize's %s rules", source,
+                       g.named, g.ftype);
+    vf__model_warn(m, "%s: offline, the catalog's %s with its weights as llama-quantize's %s rules make the file; "
+                      "online, hf://%s reads the repository's own header", source, g.base, g.ftype, source);
+    return true;
+}
+
+/* The same id when the Hub could not be reached: still an I/O error (exit
+ * 4), its one line saying also what was searched and how to answer anyway. */
+static vf_status unreachable_miss(const char *source, const vf_error *ce, vf_error *err)
+{
+    char hub[160];
+    const char *at = strstr(err->msg, "cannot reach ");
+    snprintf(hub, sizeof hub, "%s", at ? at : "the Hub did not answer");
+    char *root = vf__hfcache_root();
+    const char *near = strstr(ce->msg, "did you mean: ");
+    vf_status st = vf__err(err, VF_EIO, source,
+                           "%s; not in the embedded catalog%s%s, nor in the Hugging Face cache (%s): give a path to "
+                           "its config.json or weights, or retry when the Hub answers",
+                           hub, near ? "; nearest: " : "", near ? near + 14 : "", root ? root : "no cache directory");
     free(root);
     return st;
 }
@@ -385,16 +490,21 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
         free(snap);
         return st;
     }
+    vf_error ce = {0};
+    bool missed = false; /* a plain org/name the catalog does not hold */
     if (!hub || !id.explicit_hub) {
         bool offline = o->offline || vf__hub_env_offline();
-        vf_error ce = {0};
         st = open_catalog(mp, source, "", &ce);
+        missed = st == VF_ENOENT;
         if (st == VF_OK) {
             snprintf((*mp)->origin, sizeof (*mp)->origin, "the embedded catalog");
             return st;
         }
+        vf_status gs;
+        if (hub && offline && st == VF_ENOENT && cached_hub(mp, &id, o))
+            return VF_OK;
         if (hub && offline && st == VF_ENOENT)
-            return offline_miss(source, &ce, err);
+            return open_gguf_repo(mp, source, &gs, err) ? gs : offline_miss(source, &ce, err);
         if (!hub || offline || st != VF_ENOENT) {
             if (err)
                 *err = ce;
@@ -404,6 +514,11 @@ static vf_status open_by_id(vf_model **mp, const char *source, const vf_open_opt
     st = open_hub(mp, &id, o, err);
     if (st == VF_ENOENT && !id.explicit_hub && err && strstr(err->msg, "has no repository"))
         return open_catalog(mp, source, ", nor a Hub repository", err);
+    vf_status gs;
+    if (st == VF_EIO && missed && open_gguf_repo(mp, source, &gs, NULL) && gs == VF_OK)
+        return gs;
+    if (st == VF_EIO && missed && err)
+        return unreachable_miss(source, &ce, err);
     return st;
 }
 
@@ -428,6 +543,8 @@ vf_status vf_model_open_with(const char *source, const vf_open_opts *opts, vf_mo
         st = open_dir(&m, source, err);
     else if (vf__is_file(source))
         st = open_file(&m, &vf__local_fs, source, err);
+    else if (strncmp(source, "ollama:", 7) == 0)
+        st = open_ollama(&m, source, err);
     else
         st = open_by_id(&m, source, &o, err);
     if (st != VF_OK)

@@ -74,6 +74,9 @@ VF_HIDDEN void vf__ab_done(vf__ab *b);
 #define VF_LIN_NOQUANT 0x2u /* not an nn.Linear in the reference model: never quantized */
 
 /* A plain parameter in b->dt; n_dims 1..4 from the non-zero dims given. */
+/* snprintf(out, cap, fmt, ...), by a fast path for the "%s", "%u" and "%llu" a
+ * family's per-expert names are made of (100k+ in a large MoE). */
+VF_HIDDEN void vf__ab_name(char *out, size_t cap, const char *fmt, ...) VF_PRINTF(3, 4);
 VF_HIDDEN void vf__ab_param(vf__ab *b, uint64_t d0, uint64_t d1, const char *fmt, ...) VF_PRINTF(4, 5);
 VF_HIDDEN void vf__ab_param3(vf__ab *b, uint64_t d0, uint64_t d1, uint64_t d2, const char *fmt, ...) VF_PRINTF(5, 6);
 /* A LayerNorm with bias: "<prefix>.weight" and "<prefix>.bias", both [n]. */

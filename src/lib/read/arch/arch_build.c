@@ -91,8 +91,8 @@ static void aux(vf__ab *b, vf_dtype dt, uint32_t nd, const uint64_t *shape, cons
     vf__ab_raw(b, dt, 0, 0, nd, shape, name);
 }
 
-/* A large MoE's config names ~100k tensors, nearly all from "%s" and "%u"
- * pieces: those are written here without vsnprintf's machinery (a third of
+/* A large MoE's config names ~100k tensors, nearly all from "%s", "%u" and
+ * "%llu" pieces: those are written here without vsnprintf's machinery (a third of
  * the time a DeepSeek-V3 inspect took). false: a conversion it does not know,
  * or a name past cap; the caller then formats with vsnprintf. */
 static bool name_format(char *out, size_t cap, const char *fmt, va_list ap)
@@ -111,9 +111,11 @@ static bool name_format(char *out, size_t cap, const char *fmt, va_list ap)
             memcpy(out + k, s, n);
             k += n;
             f++;
-        } else if (f[1] == 'u') {
-            unsigned v = va_arg(ap, unsigned);
-            char d[12];
+        } else if (f[1] == 'u' || (f[1] == 'l' && f[2] == 'l' && f[3] == 'u')) {
+            unsigned long long v = f[1] == 'u' ? va_arg(ap, unsigned) : va_arg(ap, unsigned long long);
+            if (f[1] == 'l')
+                f += 2;
+            char d[24];
             size_t n = 0;
             do
                 d[n++] = (char)('0' + v % 10);
@@ -153,6 +155,14 @@ static void name_join(char *out, size_t cap, const char *pre, const char *suffix
         c = cap - 1 - a;
     memcpy(out + a, suffix, c);
     out[a + c] = '\0';
+}
+
+void vf__ab_name(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    format_name(out, cap, fmt, ap);
+    va_end(ap);
 }
 
 static VF_PRINTF(4, 0) void vparam(vf__ab *b, uint32_t nd, const uint64_t *shape, const char *fmt, va_list ap)

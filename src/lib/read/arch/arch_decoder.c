@@ -164,7 +164,7 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
         vf__ab_linear(b, 0, E, h, "%smlp.gate", p);
         for (uint64_t e = 0; e < E; e++) {
             char ep[192];
-            snprintf(ep, sizeof ep, "%smlp.experts.%llu.", p, (unsigned long long)e);
+            vf__ab_name(ep, sizeof ep, "%smlp.experts.%llu.", p, (unsigned long long)e);
             vf__ab_linear(b, 0, mff, h, "%sgate_proj", ep);
             vf__ab_linear(b, 0, mff, h, "%sup_proj", ep);
             vf__ab_linear(b, 0, h, mff, "%sdown_proj", ep);
@@ -385,7 +385,7 @@ static void deepseek_block(vf__ab *b, uint32_t i)
     }
     for (uint64_t e = 0; e < E && b->st == VF_OK; e++) {
         char ep[192];
-        snprintf(ep, sizeof ep, "%smlp.experts.%llu.", p, (unsigned long long)e);
+        vf__ab_name(ep, sizeof ep, "%smlp.experts.%llu.", p, (unsigned long long)e);
         vf__ab_linear(b, 0, mff, h, "%sgate_proj", ep);
         vf__ab_linear(b, 0, mff, h, "%sup_proj", ep);
         vf__ab_linear(b, 0, h, mff, "%sdown_proj", ep);

@@ -42,8 +42,8 @@ static uint64_t cdiv(uint64_t a, uint64_t d) { return (a + d - 1) / d; }
 static void linear(vf__ab *b, const v4 *c, int kind, uint64_t out, uint64_t in, const char *p, const char *n)
 {
     char name[256], sc[264];
-    snprintf(name, sizeof name, "%s%s.weight", p, n);
-    snprintf(sc, sizeof sc, "%s%s.scale", p, n);
+    vf__ab_name(name, sizeof name, "%s%s.weight", p, n);
+    vf__ab_name(sc, sizeof sc, "%s%s.scale", p, n);
     if (kind == L_EXPERT && c->fp4) {
         if (in % 32) {
             vf__ab_fail(b, VF_EFORMAT, "fp4 experts need a width divisible by 32, not %llu", (unsigned long long)in);
@@ -62,7 +62,7 @@ static void linear(vf__ab *b, const v4 *c, int kind, uint64_t out, uint64_t in, 
 static void f32(vf__ab *b, uint64_t d0, uint64_t d1, const char *p, const char *n)
 {
     char name[256];
-    snprintf(name, sizeof name, "%s%s", p, n);
+    vf__ab_name(name, sizeof name, "%s%s", p, n);
     uint64_t s[2] = {d0, d1};
     vf__ab_raw(b, VF_DTYPE_F32, 0, UINT64_MAX, d1 ? 2 : 1, s, name);
 }
@@ -87,7 +87,7 @@ static void block(vf__ab *b, const v4 *c, uint32_t i, const char *p)
 {
     uint64_t D = c->D, mix = (2 + c->hc) * c->hc;
     char q[160];
-    snprintf(q, sizeof q, "%sattn.", p);
+    vf__ab_name(q, sizeof q, "%sattn.", p);
     f32(b, c->H, 0, q, "attn_sink");
     linear(b, c, L_DEFAULT, c->ql, D, q, "wq_a");
     vf__ab_param(b, c->ql, 0, "%sq_norm.weight", q);
@@ -99,33 +99,33 @@ static void block(vf__ab *b, const v4 *c, uint32_t i, const char *p)
     uint64_t r = ratio(c, i);
     if (r) {
         char s[192];
-        snprintf(s, sizeof s, "%scompressor.", q);
+        vf__ab_name(s, sizeof s, "%scompressor.", q);
         compressor(b, c, r, c->hd, s);
         if (r == 4) {
-            snprintf(s, sizeof s, "%sindexer.", q);
+            vf__ab_name(s, sizeof s, "%sindexer.", q);
             linear(b, c, L_DEFAULT, c->ih * c->ihd, c->ql, s, "wq_b");
             linear(b, c, L_BF16, c->ih, D, s, "weights_proj");
-            snprintf(s, sizeof s, "%sindexer.compressor.", q);
+            vf__ab_name(s, sizeof s, "%sindexer.compressor.", q);
             compressor(b, c, r, c->ihd, s);
         }
     }
-    snprintf(q, sizeof q, "%sffn.", p);
+    vf__ab_name(q, sizeof q, "%sffn.", p);
     vf__ab_param(b, c->E, D, "%sgate.weight", q);
     if (i < c->hash_layers) {
         char name[192];
-        snprintf(name, sizeof name, "%sgate.tid2eid", q);
+        vf__ab_name(name, sizeof name, "%sgate.tid2eid", q);
         vf__ab_raw(b, VF_DTYPE_I32, 0, UINT64_MAX, 2, (uint64_t[]){c->V, c->K}, name);
     } else {
         f32(b, c->E, 0, q, "gate.bias");
     }
     for (uint64_t e = 0; e < c->E && b->st == VF_OK; e++) {
         char ep[192];
-        snprintf(ep, sizeof ep, "%sexperts.%llu.", q, (unsigned long long)e);
+        vf__ab_name(ep, sizeof ep, "%sexperts.%llu.", q, (unsigned long long)e);
         linear(b, c, L_EXPERT, c->ff, D, ep, "w1");
         linear(b, c, L_EXPERT, D, c->ff, ep, "w2");
         linear(b, c, L_EXPERT, c->ff, D, ep, "w3");
     }
-    snprintf(q, sizeof q, "%sffn.shared_experts.", p);
+    vf__ab_name(q, sizeof q, "%sffn.shared_experts.", p);
     linear(b, c, L_DEFAULT, c->ff, D, q, "w1");
     linear(b, c, L_DEFAULT, D, c->ff, q, "w2");
     linear(b, c, L_DEFAULT, c->ff, D, q, "w3");
@@ -183,7 +183,7 @@ vf_status vf__arch_deepseek4(vf__ab *b)
     vf__ab_param(b, c.V, c.D, "embed.weight");
     char p[64];
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
-        snprintf(p, sizeof p, "layers.%u.", i);
+        vf__ab_name(p, sizeof p, "layers.%u.", i);
         block(b, &c, i, p);
     }
     vf__ab_param(b, c.D, 0, "norm.weight");
@@ -193,7 +193,7 @@ vf_status vf__arch_deepseek4(vf__ab *b)
     uint32_t saved = b->flags;
     b->flags |= VF_TENSOR_MTP;
     for (uint32_t k = 0; k < hp->n_mtp_layers && b->st == VF_OK; k++) {
-        snprintf(p, sizeof p, "mtp.%u.", k);
+        vf__ab_name(p, sizeof p, "mtp.%u.", k);
         block(b, &c, hp->n_layers + k, p);
         linear(b, &c, L_DEFAULT, c.D, c.D, p, "e_proj");
         linear(b, &c, L_DEFAULT, c.D, c.D, p, "h_proj");

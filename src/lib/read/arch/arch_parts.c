@@ -38,7 +38,7 @@ void vf__ab_experts(vf__ab *b, const char *p, uint64_t E, uint64_t h, uint64_t f
 {
     for (uint64_t e = 0; e < E && b->st == VF_OK; e++) {
         char ep[224];
-        snprintf(ep, sizeof ep, "%sexperts.%llu.", p, (unsigned long long)e);
+        vf__ab_name(ep, sizeof ep, "%sexperts.%llu.", p, (unsigned long long)e);
         vf__ab_mlp(b, ep, h, ff, 0, g, u, d);
     }
 }
