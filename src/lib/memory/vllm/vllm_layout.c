@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+static bool refuse(char *why, size_t n, const char *fmt, ...) VF_PRINTF(3, 4);
 static bool refuse(char *why, size_t n, const char *fmt, ...)
 {
     va_list ap;
