@@ -142,7 +142,9 @@ def args_of(r):
     elif "offload" in off:
         a += ["--offload", "optimizer"]
     at = r["attn"].lower()
-    if "flash" in at or "fa2" in at:
+    if "flash" in at or "fa2" in at or tr.startswith("unsloth"):
+        # Unsloth's attention (unsloth/utils/attention_dispatch.py select_attention_backend): flash-attn,
+        # else xformers, else SDPA: never the s^2 scores kept
         a += ["--attn", "flash"]
     ce = r["ce"].lower()
     if "chunked" in ce:
