@@ -99,10 +99,19 @@ def args_of(r):
             a += ["--lora-targets", t]
         if "qlora" in m or "4-bit" in r["load_dtype"].lower() or "nf4" in m:
             a += ["--qlora", "nf4-dq" if "dq" in m or "double" in r["load_dtype"].lower() else "nf4"]
+            if tr.startswith("hugging face"):
+                # the Unsloth README's "Hugging Face + FA2" baseline: transformers + PEFT's QLoRA recipe,
+                # prepare_model_for_kbit_training (peft/utils/other.py), whose default
+                # use_gradient_checkpointing=True checkpoints every block (--kbit-prepare's default)
+                a += ["--kbit-prepare"]
     elif "full" not in m:
         return None, "method not expressed: " + r["method"]
     g = r["grad_ckpt"].lower()
-    if g.startswith("yes") or "checkpointing" in g:
+    if tr.startswith("unsloth"):
+        # FastLanguageModel.get_peft_model(use_gradient_checkpointing="unsloth") is Unsloth's default
+        # (unsloth/models/llama.py at the README's commit): unsloth_zoo's offloaded checkpointer
+        a += ["--grad-checkpoint", "unsloth"]
+    elif g.startswith("yes") or "checkpointing" in g:
         a += ["--grad-checkpoint", "full"]
     o = r["optimizer"].lower()
     if "paged" in o and "8bit" in o:
@@ -133,12 +142,16 @@ def args_of(r):
     elif "offload" in off:
         a += ["--offload", "optimizer"]
     at = r["attn"].lower()
-    if "flash" in at or "fa2" in at:
+    if "flash" in at or "fa2" in at or tr.startswith("unsloth"):
+        # Unsloth's attention (unsloth/utils/attention_dispatch.py select_attention_backend): flash-attn,
+        # else xformers, else SDPA: never the s^2 scores kept
         a += ["--attn", "flash"]
     ce = r["ce"].lower()
     if "chunked" in ce:
         a += ["--loss", "chunked"]  # torchtune's num_output_chunks: 8
-    elif "fused" in ce:
+    elif "fused" in ce or tr.startswith("unsloth"):
+        # Unsloth's causal-LM forward (unsloth/models/llama.py): unsloth_fused_ce_loss over chunks of the
+        # hidden states unless UNSLOTH_RETURN_LOGITS=1; the README's release adds Apple's Cut Cross Entropy
         a += ["--loss", "fused"]
     if tr.startswith("unsloth"):
         # unsloth/__init__.py sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,roundup_power2_divisions:[...]

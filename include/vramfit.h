@@ -739,6 +739,11 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
                                 0.12); false = fp32 adapters on a 16-bit base, as get_peft_model makes them */
     bool load_fp32;          /* LoRA: the base loaded in fp32 (from_pretrained without torch_dtype, transformers'
                                 default dtype) and trained under autocast; false = loaded in the 16-bit dtype */
+    bool ckpt_offload;       /* under VF_RECOMPUTE_FULL: each block's checkpointed input in host memory, one on
+                                the device at a time (Unsloth use_gradient_checkpointing="unsloth":
+                                unsloth_zoo Unsloth_Offloaded_Gradient_Checkpointer) */
+    bool kbit_no_ckpt;       /* with kbit_prepare: use_gradient_checkpointing=False; otherwise kbit_prepare with
+                                VF_RECOMPUTE_NONE trains with full recomputation, as PEFT's default turns it on */
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 

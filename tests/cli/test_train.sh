@@ -100,6 +100,21 @@ off_d=$(( $(printf '%s' "$off_plain" | jq .components.activations) - $(printf '%
     fail "activation offload host" "$(printf '%s' "$off_json" | jq .host_bytes)"
 check_err "activation offload with litgpt refused" 2 "torchtune's" \
     "$VF" estimate --train --runtime litgpt --activation-offload "$L02"
+# --grad-checkpoint unsloth (unsloth_zoo Unsloth_Offloaded_Gradient_Checkpointer): the same 24 blocks' inputs,
+# 262,144 B each, copied to host memory (6,291,456 B); the GPU keeps the one being copied, so the device's
+# activations drop by 23 x 262,144 = 6,029,312 B from full checkpointing's
+uns_json=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --grad-checkpoint unsloth \
+    "$TMP/l24/config.json")
+uns_d=$(( $(printf '%s' "$off_plain" | jq .components.activations) - $(printf '%s' "$uns_json" | jq .components.activations) ))
+[ "$uns_d" = 6029312 ] && ok "unsloth checkpoints: device activations 6,029,312 B lower" || fail "unsloth checkpoints delta: $uns_d"
+[ "$(printf '%s' "$uns_json" | jq .host_bytes)" = 6291456 ] && ok "unsloth checkpoints: 6,291,456 B in host memory" ||
+    fail "unsloth checkpoints host" "$(printf '%s' "$uns_json" | jq .host_bytes)"
+check_out "unsloth checkpoints named" 0 "Unsloth_Offloaded_Gradient_Checkpointer" \
+    "$VF" estimate --train --grad-checkpoint unsloth "$L02"
+check_err "unsloth checkpoints with activation offload refused" 2 "one of them" \
+    "$VF" estimate --train --grad-checkpoint unsloth --activation-offload "$L02"
+check_err "unsloth checkpoints with litgpt refused" 2 "not litgpt's" \
+    "$VF" estimate --train --runtime litgpt --grad-checkpoint unsloth "$L02"
 # QLoRA under ZeRO-3 with bitsandbytes before 0.43.0 (no bnb_4bit_quant_storage: PEFT's DeepSpeed guide)
 check_err "qlora with zero 3 on bitsandbytes 0.42 refused" 2 "needs bitsandbytes >= 0.43.0" \
     "$VF" estimate --train --lora-rank 8 --qlora nf4 --zero 3 --gpus 2 --bnb-version 0.42.0 "$L02"
@@ -119,12 +134,20 @@ check "fit: the 8B bf16 2 x 8192 run fits an H100 with expandable segments" 0 \
 # the residual stream fp32 at 2,048 tokens: 5 norms' saved outputs 2048 x 256 x 2 B more each (5,242,880 B) and
 # RoPE's cos and sin 2 x 2048 x 64 x 2 B (524,288 B): +5,767,168 B of activations
 kb_plain=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 "$L02")
-kb_prep=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 --kbit-prepare "$L02")
+kb_prep=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 --kbit-prepare --grad-checkpoint none "$L02")
 kb_w=$(( $(printf '%s' "$kb_prep" | jq .components.weights) - $(printf '%s' "$kb_plain" | jq .components.weights) ))
 kb_a=$(( $(printf '%s' "$kb_prep" | jq .components.activations) - $(printf '%s' "$kb_plain" | jq .components.activations) ))
 [ "$kb_w" = 1026560 ] && ok "kbit prepare: unquantized parameters in fp32 (+1,026,560 B)" || fail "kbit prepare weights: $kb_w"
 [ "$kb_a" = 5767168 ] && ok "kbit prepare: fp32 residual stream (+5,767,168 B)" || fail "kbit prepare activations: $kb_a"
 check_out "kbit prepare named in the assumptions" 0 "prepare_model_for_kbit_training" \
+    "$VF" estimate --train --lora-rank 8 --qlora nf4 --kbit-prepare "$L02"
+# prepare_model_for_kbit_training's default use_gradient_checkpointing=True: the same step as full checkpointing
+kb_def=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 --kbit-prepare "$L02" | jq .device_bytes)
+kb_full=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 --kbit-prepare --grad-checkpoint full "$L02" | jq .device_bytes)
+kb_none=$("$VF" estimate --train --json --lora-rank 8 --qlora nf4 --kbit-prepare --grad-checkpoint none "$L02" | jq .device_bytes)
+[ "$kb_def" = "$kb_full" ] && [ "$kb_def" != "$kb_none" ] && ok "kbit prepare checkpoints by default" ||
+    fail "kbit prepare default checkpointing" "$kb_def $kb_full $kb_none"
+check_out "kbit prepare's checkpointing named" 0 "use_gradient_checkpointing=True" \
     "$VF" estimate --train --lora-rank 8 --qlora nf4 --kbit-prepare "$L02"
 check_err "kbit prepare needs qlora" 2 "needs --qlora" "$VF" estimate --train --lora-rank 8 --kbit-prepare "$L02"
 check_err "kbit prepare is a training knob" 2 "training knob" "$VF" estimate --kbit-prepare "$L02"

@@ -56,7 +56,9 @@ void vf_cli_train_opts_help(FILE *f)
           "  --optim-impl I         foreach (PyTorch's default on CUDA) | for-loop | fused |\n"
           "                         foreach-legacy (torch < 2.0)\n"
           "  --precision P          bf16-mixed (default) | fp16-mixed | fp32 | bf16 (pure, no master copy)\n"
-          "  --grad-checkpoint R    none (default) | selective | full\n"
+          "  --grad-checkpoint R    none (default) | selective | full | unsloth (full, each block's input\n"
+          "                         checkpoint offloaded to host memory: Unsloth use_gradient_checkpointing=\n"
+          "                         \"unsloth\", its default)\n"
           "  --batch N              micro-batch per GPU (default 1; also --micro-batch N)\n"
           "  --context N            sequence length (also --seq-len N)\n"
           "                         (default 2048 or the model's, whichever is less)\n"
@@ -72,8 +74,9 @@ void vf_cli_train_opts_help(FILE *f)
           "                         trained under autocast); needs a mixed --precision\n"
           "  --qlora nf4|nf4-dq     4-bit NF4 base (with double quantization); needs --lora-rank\n"
           "  --kbit-prepare         under --qlora: PEFT's prepare_model_for_kbit_training (the parameters\n"
-          "                         it does not quantize cast to fp32, an fp32 residual stream; it also\n"
-          "                         turns on checkpointing by default: add --grad-checkpoint full)\n"
+          "                         it does not quantize cast to fp32, an fp32 residual stream; full\n"
+          "                         checkpointing unless --grad-checkpoint is given, as its default\n"
+          "                         use_gradient_checkpointing=True)\n"
           "  --bnb-version V        bitsandbytes under --qlora (default current; < 0.43.2 keeps\n"
           "                         every 4-bit matmul's input for backward; under litgpt\n"
           "                         also through the next micro-batch's forward; < 0.43 refuses\n"
@@ -195,10 +198,14 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         return 1;
     }
     case T_CKPT: {
-        static const char *const n[] = {"none", "selective", "full"};
-        if (pick("grad-checkpoint", arg, n, N_OF(n), &k, "expected none, selective or full") < 0)
+        static const char *const n[] = {"none", "selective", "full", "unsloth"};
+        if (pick("grad-checkpoint", arg, n, N_OF(n), &k, "expected none, selective, full or unsloth") < 0)
             return -1;
-        t->recompute = (vf_recompute)k;
+        /* unsloth: full recomputation, the checkpoints offloaded to the host */
+        t->recompute = k == 3 ? VF_RECOMPUTE_FULL : (vf_recompute)k;
+        t->ckpt_offload = k == 3;
+        /* said outright, none overrides --kbit-prepare's default checkpointing */
+        t->kbit_no_ckpt = k == 0;
         return 1;
     }
     case T_GRAD_ACCUM:

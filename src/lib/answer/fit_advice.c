@@ -270,8 +270,13 @@ static void advise_training(advisor *a)
         addf(a, &o, COST_FREE, "no quality change; PYTORCH_CUDA_ALLOC_CONF: free pages of split segments go back "
              "under pressure", "--alloc-conf %s", o.alloc_conf);
     }
-    if (t->recompute != VF_RECOMPUTE_FULL) {
+    /* --kbit-prepare already checkpoints every block unless told not to
+     * (prepare_model_for_kbit_training's default) */
+    bool full = t->recompute == VF_RECOMPUTE_FULL ||
+                (t->recompute == VF_RECOMPUTE_NONE && t->kbit_prepare && !t->kbit_no_ckpt && t->qlora[0]);
+    if (!full) {
         o = *b;
+        o.train.kbit_no_ckpt = false;
         o.train.recompute = VF_RECOMPUTE_FULL;
         add(a, &o, a->opts->gpu_bytes, a->n, COST_SMALL, "--grad-checkpoint full",
             "activations recomputed in the backward pass: about one more forward pass of compute");

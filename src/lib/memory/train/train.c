@@ -205,8 +205,20 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     if ((t->optim_in_bwd || t->act_offload) && c->litgpt)
         return vf__err(err, VF_EINVAL, "", "--optimizer-in-backward and --activation-offload are torchtune's "
                                           "recipes' knobs, not litgpt's");
+    /* unsloth_zoo gradient_checkpointing.py Unsloth_Offloaded_Gradient_Checkpointer:
+     * forward copies each block's input hidden state to the CPU
+     * (hidden_states.to("cpu", non_blocking=True)) and runs the block under
+     * no_grad; backward copies it back and reruns the block */
+    if (t->ckpt_offload && t->recompute != VF_RECOMPUTE_FULL)
+        return vf__err(err, VF_EINVAL, "", "offloaded checkpoints (Unsloth's checkpointer) need full recomputation");
+    if (t->ckpt_offload && t->act_offload)
+        return vf__err(err, VF_EINVAL, "", "--grad-checkpoint unsloth offloads the checkpoints itself; "
+                                          "--activation-offload is torchtune's: one of them");
+    if (t->ckpt_offload && c->litgpt)
+        return vf__err(err, VF_EINVAL, "", "--grad-checkpoint unsloth is Unsloth's checkpointer, not litgpt's");
     c->optim_in_bwd = t->optim_in_bwd;
-    c->act_offload = t->act_offload;
+    c->act_offload = t->act_offload || t->ckpt_offload;
+    c->ckpt_offload = t->ckpt_offload;
     /* peft/utils/other.py prepare_model_for_kbit_training: every fp16/bf16
      * parameter (what bitsandbytes did not quantize: embeddings, norms, the
      * head, biases) cast to fp32; an RMSNorm with an fp32 weight returns fp32
@@ -390,6 +402,15 @@ static vf_status device_figures(const vf_model *m, const vf_estimate_opts *o, co
 
 vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out, vf_error *err)
 {
+    /* peft/utils/other.py prepare_model_for_kbit_training(model,
+     * use_gradient_checkpointing=True): under the default it calls
+     * model.gradient_checkpointing_enable(), every block checkpointed */
+    if (o->train.kbit_prepare && !o->train.kbit_no_ckpt && o->train.recompute == VF_RECOMPUTE_NONE &&
+        o->train.qlora[0]) {
+        vf_estimate_opts k = *o;
+        k.train.recompute = VF_RECOMPUTE_FULL;
+        return vf__train_run(m, &k, out, err);
+    }
     const vf_train_opts *t = &o->train;
     vf__tcfg c;
     vf__tarch a;
@@ -466,7 +487,12 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         vf__assume(out, "optimizer = stepped in backward (torchtune optimizer_in_bwd: one optimizer per parameter, "
                         "stepped by its register_post_accumulate_grad_hook, then zero_grad frees the gradient): one "
                         "gradient alive at a time, the step's temporaries one tensor's");
-    if (c.act_offload)
+    if (c.ckpt_offload)
+        vf__assume(out, "checkpoints = offloaded (Unsloth use_gradient_checkpointing=\"unsloth\", unsloth_zoo "
+                        "Unsloth_Offloaded_Gradient_Checkpointer): each block's input hidden state copied to host "
+                        "memory in the forward (in host memory), the block run under no_grad, the input copied back "
+                        "and the block rerun in its backward: one block's input on the GPU at a time");
+    else if (c.act_offload)
         vf__assume(out, "activations = offloaded (torchtune OffloadActivations): every saved tensor of the blocks "
                         "copied to pinned host memory (in host memory), the last %d on the GPU until copied, a "
                         "block's brought back for its backward; the head's and the loss's stay on the GPU",
@@ -495,9 +521,8 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     if (c.kbit_fp32)
         vf__assume(out, "kbit prepare = PEFT prepare_model_for_kbit_training: the parameters bitsandbytes did not "
                         "quantize (embeddings, norms, head) in fp32, the residual stream and norms' outputs fp32%s",
-                   t->recompute == VF_RECOMPUTE_NONE ? "; it enables checkpointing unless use_gradient_checkpointing="
-                                                       "False: not priced here (--grad-checkpoint full prices it)"
-                                                     : "");
+                   t->recompute == VF_RECOMPUTE_NONE ? "; use_gradient_checkpointing=False: no checkpointing"
+                                                       : "; use_gradient_checkpointing=True (its default): every block checkpointed");
     if (c.bnb_keeps_input)
         vf__assume(out, "bitsandbytes %s: each 4-bit matmul keeps its input for backward%s", t->bnb_version,
                    c.litgpt ? ", and after it: the previous micro-batch's inputs are alive through the next forward"

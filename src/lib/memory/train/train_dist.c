@@ -117,7 +117,7 @@ void vf__train_place(const vf__tarch *a, const vf__tcfg *c, const vf_train_opts 
          * output projection; the loss outside the context). */
         uint64_t blocks = act > acts->non_layer ? act - acts->non_layer : 0;
         uint64_t unit = vf__smul(vf__smul(c->act, c->T), a->inter > a->hidden ? a->inter : a->hidden);
-        uint64_t flight = vf__smul(unit, VF__OFFLOAD_STASH);
+        uint64_t flight = c->ckpt_offload ? acts->layer_kept : vf__smul(unit, VF__OFFLOAD_STASH);
         if (flight < acts->layer_kept)
             flight = acts->layer_kept;
         if (flight > blocks)

@@ -60,6 +60,7 @@ typedef struct vf__tcfg {
     uint32_t loss_chunks; /* VF_LOSS_CHUNKED: output chunks */
     bool optim_in_bwd;    /* each parameter stepped by its post-accumulate-grad hook, its gradient freed there */
     bool act_offload;     /* saved activations of the blocks in pinned host memory (torchtune OffloadActivations) */
+    bool ckpt_offload;    /* with act_offload: only the checkpoints, one on the device (Unsloth's checkpointer) */
     bool kbit_fp32;       /* PEFT prepare_model_for_kbit_training: the unquantized parameters at fp32 */
     uint32_t adapter_in;  /* fp32 LoRA adapters on a 16-bit base: bytes of the copy of its input each adapter
                              saves (4: x.to(fp32); 2: autocast's bf16 cast of it); 0: the input is shared */
@@ -148,6 +149,9 @@ VF_HIDDEN void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__t
 /* OffloadActivations' forward stash (torchtune max_fwd_stash_size default):
  * the last offloaded tensors kept alive on the GPU until their copy ends. */
 #define VF__OFFLOAD_STASH 5
+/* the device copies an offload keeps in flight: torchtune's stash, or the one
+ * input Unsloth_Offloaded_Gradient_Checkpointer is copying */
+#define VF__OFFLOAD_FLIGHT(c) ((c)->ckpt_offload ? 1u : VF__OFFLOAD_STASH)
 
 /* DeepSpeed's default reduce bucket (reduce_bucket_size = 5e8 elements). */
 #define VF__DS_REDUCE_BUCKET 500000000ull

@@ -275,9 +275,9 @@ static void save_block(step_ctx *x, tset *s)
 static void offload_block(step_ctx *x, tset *s, uint32_t *stash, size_t *n)
 {
     for (size_t i = 0; i < s->n; i++) {
-        if (*n == VF__OFFLOAD_STASH) {
+        if (*n == VF__OFFLOAD_FLIGHT(x->c)) {
             vf__replay_free(x->r, stash[0]);
-            memmove(stash, stash + 1, (VF__OFFLOAD_STASH - 1) * sizeof *stash);
+            memmove(stash, stash + 1, (*n - 1) * sizeof *stash);
             (*n)--;
         }
         stash[(*n)++] = s->h[i];
