@@ -87,6 +87,11 @@ static const vf__family families[] = {
     {"bert", vf__arch_bert, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
     {"falcon", vf__arch_falcon, VF_TR_FALCON | VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL},
     {"starcoder2", vf__arch_starcoder2, 0, NULL, NULL, NULL},           /* tied by default */
+    /* RoBERTa's tensors under their prefixes (arch_roberta.c): encoders */
+    {"roberta", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
+    {"xlm-roberta", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
+    {"camembert", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
+    {"data2vec-text", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
     {"nomic_bert", vf__arch_nomic_bert, VF_TR_FP32, NULL, NULL, NULL},  /* an encoder (embeddings) */
     {"chatglm", vf__arch_chatglm, UN, NULL, NULL, NULL},
     {"bloom", vf__arch_bloom, VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL}, /* tied; ALiBi */
