@@ -92,6 +92,9 @@ static const vf__family families[] = {
     {"xlm-roberta", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
     {"camembert", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
     {"data2vec-text", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
+    /* encoder-decoders (arch_t5.c) */
+    {"t5", vf__arch_t5, VF_TR_FP32, NULL, NULL, NULL},
+    {"mt5", vf__arch_t5, VF_TR_FP32, NULL, NULL, NULL},
     {"nomic_bert", vf__arch_nomic_bert, VF_TR_FP32, NULL, NULL, NULL},  /* an encoder (embeddings) */
     {"chatglm", vf__arch_chatglm, UN, NULL, NULL, NULL},
     {"bloom", vf__arch_bloom, VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL}, /* tied; ALiBi */
