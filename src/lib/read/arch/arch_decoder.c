@@ -18,6 +18,7 @@ typedef struct spec {
     bool gemma_norms; /* pre/post feed-forward norms (Gemma 2/3/4) */
     bool olmo_norms;  /* post-attention and post-feed-forward norms only (OLMo 2) */
     bool fused;       /* qkv_proj and gate_up_proj (Phi-3) */
+    bool no_gate;     /* up_proj and down_proj only (Arcee's ReLU² MLP) */
     bool sinks;       /* per-head attention sinks (gpt-oss) */
     moe_kind moe;
 } spec;
@@ -50,7 +51,8 @@ static void mlp(vf__ab *b, const spec *s, const char *p, uint64_t h, uint64_t ff
     if (s->fused) {
         vf__ab_linear(b, f, 2 * ff, h, "%smlp.gate_up_proj", p);
     } else {
-        vf__ab_linear(b, f, ff, h, "%smlp.gate_proj", p);
+        if (!s->no_gate)
+            vf__ab_linear(b, f, ff, h, "%smlp.gate_proj", p);
         vf__ab_linear(b, f, ff, h, "%smlp.up_proj", p);
     }
     vf__ab_linear(b, f, h, ff, "%smlp.down_proj", p);
@@ -271,6 +273,8 @@ vf_status vf__arch_decoder(vf__ab *b)
         s.sinks = true;
     } else if (is(type, "phi3")) {
         s.fused = true;
+    } else if (is(type, "arcee")) {
+        s.no_gate = true;
     } else if (is(type, "olmo2")) {
         s.qk_norm = 2;
         s.olmo_norms = true;

@@ -28,7 +28,8 @@ static const vf__family families[] = {
     {"olmo2", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"gpt_oss", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"smollm3", vf__arch_decoder, 0, NULL, NULL, NULL},   /* SmolLM3Config: tied */
-    {"granite", vf__arch_decoder, UN, NULL, NULL, NULL},  /* llama layout + multipliers (no weights) */
+    {"granite", vf__arch_decoder, UN, NULL, NULL, NULL},
+    {"arcee", vf__arch_decoder, UN, NULL, NULL, NULL},    /* llama layout, MLP without a gate (ReLU²) */  /* llama layout + multipliers (no weights) */
     /* MLA decoders (arch_decoder.c) */
     {"deepseek_v2", vf__arch_deepseek, UN, NULL, NULL, NULL},
     {"deepseek_v3", vf__arch_deepseek, UN, NULL, NULL, NULL},
