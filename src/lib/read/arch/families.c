@@ -76,6 +76,7 @@ static const vf__family families[] = {
     {"llama4", vf__arch_vlm, UN | VLM, "llama4_text", "language_model.model.", "language_model.lm_head"},
     {"mllama", vf__arch_vlm, UN | VLM, "mllama_text_model", "language_model.model.", "language_model.lm_head"},
     {"llava", vf__arch_vlm, UN | VLM, NULL, "language_model.model.", "language_model.lm_head"},
+    {"llava_onevision", vf__arch_vlm, UN | VLM, NULL, "language_model.model.", "language_model.lm_head"},
     {"idefics3", vf__arch_vlm, UN | VLM, NULL, "model.text_model.", "lm_head"},
     {"smolvlm", vf__arch_vlm, UN | VLM, NULL, "model.text_model.", "lm_head"},
     {"internvl", vf__arch_vlm, UN | VLM, NULL, "model.language_model.", "lm_head"},
