@@ -255,13 +255,34 @@ static void gemma3_vision(vf__ab *b)
     vf__ab_param(b, h, 0, "multi_modal_projector.mm_soft_emb_norm.weight");
 }
 
+/* MiMo's next-token layers (modeling_mimo.py MiMoMTPLayers), stored as
+ * model.mtp_layers.k.: a Qwen2 block, token / hidden / final norms and
+ * input_proj [h, 2h]; the embedding and head are the model's own. */
+static void mimo_mtp(vf__ab *b, const spec *s, const char *type)
+{
+    const vf_hparams *hp = &b->m->hp;
+    uint64_t h = hp->hidden_size;
+    uint32_t saved = b->flags;
+    b->flags |= VF_TENSOR_MTP;
+    spec m = *s;
+    m.pre = "model.mtp_";
+    for (uint32_t k = 0; k < hp->n_mtp_layers && k < hp->n_layers && b->st == VF_OK; k++) {
+        block(b, &m, type, k);
+        vf__ab_param(b, h, 0, "model.mtp_layers.%u.token_layernorm.weight", k);
+        vf__ab_param(b, h, 0, "model.mtp_layers.%u.hidden_layernorm.weight", k);
+        vf__ab_linear(b, 0, h, 2 * h, "model.mtp_layers.%u.input_proj", k);
+        vf__ab_param(b, h, 0, "model.mtp_layers.%u.final_layernorm.weight", k);
+    }
+    b->flags = saved;
+}
+
 vf_status vf__arch_decoder(vf__ab *b)
 {
     const vf_hparams *hp = &b->m->hp;
     const char *type = b->type ? b->type : hp->architecture;
     spec s = {.pre = "model.", .head = "lm_head"};
     s.qkv_bias = hp->attention_bias;
-    s.o_bias = hp->attention_bias && !is(type, "qwen2") && !is(type, "qwen2_moe");
+    s.o_bias = hp->attention_bias && !is(type, "qwen2") && !is(type, "qwen2_moe") && !is(type, "mimo");
     s.mlp_bias = hp->mlp_bias;
     bool multimodal = json_is_object(json_object_get(b->root, "text_config"));
     if (is(type, "mixtral")) {
@@ -317,6 +338,8 @@ vf_status vf__arch_decoder(vf__ab *b)
     vf__ab_param(b, hp->hidden_size, 0, "%snorm.weight", s.pre);
     if (!hp->tie_word_embeddings)
         vf__ab_linear(b, 0, hp->vocab_size, hp->hidden_size, "%s", s.head);
+    if (is(type, "mimo"))
+        mimo_mtp(b, &s, type);
     if (multimodal && is(type, "gemma3"))
         gemma3_vision(b);
     if (multimodal && is(type, "gemma4"))

@@ -15,6 +15,7 @@ static const vf__family families[] = {
     {"mistral", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"mixtral", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"qwen2", vf__arch_decoder, UN | VF_TR_QWEN_SWA | VF_TR_QKV_BIAS, NULL, NULL, NULL},
+    {"mimo", vf__arch_decoder, UN | VF_TR_QWEN_SWA | VF_TR_QKV_BIAS, NULL, NULL, NULL}, /* Qwen2 + MTP layers */
     {"qwen2_moe", vf__arch_decoder, UN | VF_TR_QWEN_SWA | VF_TR_QKV_BIAS, NULL, NULL, NULL},
     {"qwen3", vf__arch_decoder, UN | VF_TR_QWEN_SWA, NULL, NULL, NULL},
     {"qwen3_moe", vf__arch_decoder, UN | VF_TR_QWEN_SWA, NULL, NULL, NULL},
