@@ -19,6 +19,7 @@ typedef struct spec {
     bool olmo_norms;  /* post-attention and post-feed-forward norms only (OLMo 2) */
     bool fused;       /* qkv_proj and gate_up_proj (Phi-3) */
     bool no_gate;     /* up_proj and down_proj only (Arcee's ReLU² MLP) */
+    bool no_norms;    /* OLMo (1): LayerNorms without weights, none stored */
     bool sinks;       /* per-head attention sinks (gpt-oss) */
     moe_kind moe;
 } spec;
@@ -92,7 +93,7 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     char p[96];
     snprintf(p, sizeof p, "%slayers.%u.", s->pre, i);
 
-    if (!s->olmo_norms)
+    if (!s->olmo_norms && !s->no_norms)
         vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
     unsigned qb = s->qkv_bias ? VF_LIN_BIAS : 0, ob = s->o_bias ? VF_LIN_BIAS : 0;
     bool gemma4 = is(type, "gemma4") || is(type, "gemma4_text");
@@ -134,7 +135,8 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     }
     if (s->sinks)
         vf__ab_param(b, H, 0, "%sself_attn.sinks", p);
-    vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
+    if (!s->no_norms)
+        vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
     if (s->gemma_norms) {
         vf__ab_param(b, h, 0, "%spre_feedforward_layernorm.weight", p);
         vf__ab_param(b, h, 0, "%spost_feedforward_layernorm.weight", p);
@@ -296,6 +298,8 @@ vf_status vf__arch_decoder(vf__ab *b)
         s.fused = true;
     } else if (is(type, "arcee")) {
         s.no_gate = true;
+    } else if (is(type, "olmo")) {
+        s.no_norms = true;
     } else if (is(type, "olmo2")) {
         s.qk_norm = 2;
         s.olmo_norms = true;
@@ -335,7 +339,8 @@ vf_status vf__arch_decoder(vf__ab *b)
     }
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++)
         block(b, &s, type, i);
-    vf__ab_param(b, hp->hidden_size, 0, "%snorm.weight", s.pre);
+    if (!s.no_norms)
+        vf__ab_param(b, hp->hidden_size, 0, "%snorm.weight", s.pre);
     if (!hp->tie_word_embeddings)
         vf__ab_linear(b, 0, hp->vocab_size, hp->hidden_size, "%s", s.head);
     if (is(type, "mimo"))

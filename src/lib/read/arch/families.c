@@ -26,6 +26,7 @@ static const vf__family families[] = {
     {"gemma4", vf__arch_decoder, 0, NULL, NULL, NULL},
     {"gemma4_text", vf__arch_decoder, 0, NULL, NULL, NULL},
     {"phi3", vf__arch_decoder, UN, NULL, NULL, NULL},
+    {"olmo", vf__arch_decoder, UN, NULL, NULL, NULL},     /* OLMo 1: weightless LayerNorms */
     {"olmo2", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"gpt_oss", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"smollm3", vf__arch_decoder, 0, NULL, NULL, NULL},   /* SmolLM3Config: tied */
