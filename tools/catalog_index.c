@@ -60,9 +60,11 @@ static bool ends_with(const char *s, const char *tail)
     return n >= k && strcmp(s + n - k, tail) == 0;
 }
 
-/* What the model is for (models --task): an encoder or scorer without a
- * language-model head (BertModel, XLMRobertaModel, ...ForMaskedLM /
- * ForSequenceClassification) or an embedding model by name (gte-Qwen2 has a
+/* What the model is for (models --task): an encoder family (BERT, RoBERTa
+ * and kin), an encoder or scorer without a language-model head (BertModel,
+ * XLMRobertaModel, ...ForMaskedLM / ForSequenceClassification /
+ * ForTokenClassification / ForQuestionAnswering; ChatGLMModel, a causal LM
+ * despite its name, excepted) or an embedding model by name (gte-Qwen2 has a
  * causal decoder's architectures) is "embed"; one with a vision tower
  * (vision_config) "vision"; any other generates text: "chat". */
 static const char *task_of(const char *id, const json_t *cfg)
@@ -78,8 +80,15 @@ static const char *task_of(const char *id, const json_t *cfg)
     bool named = false;
     for (size_t i = 0; i < sizeof embed_names / sizeof embed_names[0]; i++)
         named = named || strstr(low, embed_names[i]) != NULL;
+    /* the encoder families (a config may name no architectures at all) */
+    static const char *const encoders[] = {"bert", "roberta", "xlm-roberta", "camembert", "data2vec-text",
+                                           "nomic_bert"};
+    const char *mt = json_string_value(json_object_get(cfg, "model_type"));
+    for (size_t i = 0; mt && i < sizeof encoders / sizeof encoders[0]; i++)
+        named = named || strcmp(mt, encoders[i]) == 0;
     if (named || ends_with(arch, "ForMaskedLM") || ends_with(arch, "ForSequenceClassification") ||
-        (ends_with(arch, "Model") && !ends_with(arch, "LMHeadModel")))
+        ends_with(arch, "ForTokenClassification") || ends_with(arch, "ForQuestionAnswering") ||
+        (ends_with(arch, "Model") && !ends_with(arch, "LMHeadModel") && strcmp(arch, "ChatGLMModel") != 0))
         return "embed";
     return json_is_object(json_object_get(cfg, "vision_config")) ? "vision" : "chat";
 }

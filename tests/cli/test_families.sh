@@ -174,3 +174,26 @@ check_json "jamba config on llama.cpp: $want B of KV + state" 0 ".components.kv_
 t=$("$VF" inspect --json Qwen/Qwen2.5-7B-Instruct | jq .params)
 check_json "vision_params: Qwen2.5-VL-7B minus its tower = Qwen2.5-7B" 0 ".params - .vision_params == $t and .vision_params > 0" \
     "$VF" inspect --json "$M/Qwen__Qwen2.5-VL-7B-Instruct.json"
+
+# RoBERTa's heads (arch_roberta.c) against Hub totals (safetensors.total, as
+# tests/reference/catalog/llmfit-models.tsv records them) of repositories with
+# xlm-roberta-large's and -base's sizes: the bare XLMRobertaModel keeps its
+# pooler (intfloat/multilingual-e5-large-instruct 559,890,432;
+# multilingual-e5-large 559,890,946 with the position_ids buffer that
+# transformers before 4.31 saved; TechWolf/JobBERT-v3 278,043,648 at base
+# size); the sequence classifier has none (BAAI/bge-reranker-large, one
+# label: 559,891,971 with position_ids)
+X=data/models/FacebookAI__xlm-roberta-large.json
+jq '.architectures = ["XLMRobertaModel"] | .transformers_version = "4.39.3"' "$X" >"$TMP/xlmr-model.json"
+check_json "xlm-roberta-large as XLMRobertaModel = multilingual-e5-large-instruct's 559890432" 0 \
+    '.stored_elements == 559890432 and .approximate == false' "$VF" inspect --json "$TMP/xlmr-model.json"
+jq '.architectures = ["XLMRobertaModel"]' "$X" >"$TMP/xlmr-model-old.json"
+check_json "xlm-roberta-large as XLMRobertaModel, transformers 4.17 = multilingual-e5-large's 559890946" 0 \
+    '.stored_elements == 559890946' "$VF" inspect --json "$TMP/xlmr-model-old.json"
+jq '.architectures = ["XLMRobertaForSequenceClassification"] | .id2label = {"0": "LABEL_0"}' "$X" >"$TMP/xlmr-rerank.json"
+check_json "xlm-roberta-large as a one-label classifier = bge-reranker-large's 559891971" 0 \
+    '.stored_elements == 559891971' "$VF" inspect --json "$TMP/xlmr-rerank.json"
+jq '.architectures = ["XLMRobertaModel"] | .transformers_version = "4.39.3"' data/models/FacebookAI__xlm-roberta-base.json \
+    >"$TMP/xlmr-base.json"
+check_json "xlm-roberta-base as XLMRobertaModel = JobBERT-v3's 278043648" 0 '.stored_elements == 278043648' \
+    "$VF" inspect --json "$TMP/xlmr-base.json"

@@ -135,6 +135,12 @@ VF_HIDDEN vf_status vf__arch_gpt2(vf__ab *b); /* arch_classic.c */
 VF_HIDDEN vf_status vf__arch_bigcode(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_neox(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_bert(vf__ab *b);
+/* BERT's embeddings and encoder layers under a prefix ("bert.", "roberta."). */
+VF_HIDDEN vf_status vf__ab_bert_encoder(vf__ab *b, const char *pre);
+/* A classification head's width: id2label's entries, else 2. */
+VF_HIDDEN uint64_t vf__ab_num_labels(const vf__ab *b);
+VF_HIDDEN vf_status vf__arch_roberta(vf__ab *b);     /* arch_roberta.c */
+VF_HIDDEN vf_status vf__arch_t5(vf__ab *b);          /* arch_t5.c */
 VF_HIDDEN vf_status vf__arch_falcon(vf__ab *b);
 VF_HIDDEN vf_status vf__arch_starcoder2(vf__ab *b);  /* arch_starcoder2.c */
 VF_HIDDEN vf_status vf__arch_nomic_bert(vf__ab *b);  /* arch_nomic.c */

@@ -99,33 +99,40 @@ static bool arch_is(const json_t *root, const char *name)
     return false;
 }
 
-/* BERT: BertModel under "bert." with its pooler (Google's original
- * checkpoints keep it), plus the heads its architectures name:
- * BertForMaskedLM / BertForPreTraining → cls.predictions (decoder tied to
- * the word embeddings, own bias); BertForPreTraining → cls.seq_relationship;
- * sequence classification → classifier [num_labels, h]. */
-vf_status vf__arch_bert(vf__ab *b)
+/* A classification head's width: id2label's entries (transformers'
+ * PretrainedConfig default, 2, when the config has none). */
+uint64_t vf__ab_num_labels(const vf__ab *b)
+{
+    const json_t *labels = json_object_get(b->root, "id2label");
+    return json_is_object(labels) && json_object_size(labels) ? json_object_size(labels) : 2;
+}
+
+/* The BERT encoder under PRE ("bert.", "roberta."): word, position and
+ * token-type embeddings with their LayerNorm, then the layers (post-LN,
+ * biased q/k/v/output, GELU FFN). RoBERTa's tables are the same tensors. */
+vf_status vf__ab_bert_encoder(vf__ab *b, const char *pre)
 {
     const vf_hparams *hp = &b->m->hp;
     uint64_t h = hp->hidden_size, ff = hp->intermediate_size, tv = 2;
     if (vf__cfg_u64(b->cfg, &tv, "type_vocab_size", NULL) < 0 || tv > 1024)
         return vf__err(b->err, VF_ERANGE, b->path, "type_vocab_size out of range");
-    const char *e = "bert.embeddings.";
-    vf__ab_param(b, hp->vocab_size, h, "%sword_embeddings.weight", e);
-    vf__ab_param(b, hp->context_length, h, "%sposition_embeddings.weight", e);
+    vf__ab_param(b, hp->vocab_size, h, "%sembeddings.word_embeddings.weight", pre);
+    vf__ab_param(b, hp->context_length, h, "%sembeddings.position_embeddings.weight", pre);
     if (tv)
-        vf__ab_param(b, tv, h, "%stoken_type_embeddings.weight", e);
-    vf__ab_layernorm(b, h, "%sLayerNorm", e);
-    /* BertEmbeddings' position_ids buffer was persistent (saved with the
+        vf__ab_param(b, tv, h, "%sembeddings.token_type_embeddings.weight", pre);
+    vf__ab_layernorm(b, h, "%sembeddings.LayerNorm", pre);
+    /* the embeddings' position_ids buffer was persistent (saved with the
      * weights) until transformers 4.31 made it non-persistent */
     unsigned major = 0, minor = 0;
     const char *tv_s = vf__cfg_str(b->root, "transformers_version");
-    if (tv_s && sscanf(tv_s, "%u.%u", &major, &minor) == 2 && (major < 4 || (major == 4 && minor < 31)))
-        vf__ab_raw(b, VF_DTYPE_I64, VF_TENSOR_NOT_PARAM, UINT64_MAX, 2, (uint64_t[]){1, hp->context_length},
-                   "bert.embeddings.position_ids");
+    if (tv_s && sscanf(tv_s, "%u.%u", &major, &minor) == 2 && (major < 4 || (major == 4 && minor < 31))) {
+        char name[96];
+        snprintf(name, sizeof name, "%sembeddings.position_ids", pre);
+        vf__ab_raw(b, VF_DTYPE_I64, VF_TENSOR_NOT_PARAM, UINT64_MAX, 2, (uint64_t[]){1, hp->context_length}, name);
+    }
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
-        char p[64];
-        snprintf(p, sizeof p, "bert.encoder.layer.%u.", i);
+        char p[96];
+        snprintf(p, sizeof p, "%sencoder.layer.%u.", pre, i);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sattention.self.query", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sattention.self.key", p);
         vf__ab_linear(b, VF_LIN_BIAS, h, h, "%sattention.self.value", p);
@@ -135,6 +142,20 @@ vf_status vf__arch_bert(vf__ab *b)
         vf__ab_linear(b, VF_LIN_BIAS, h, ff, "%soutput.dense", p);
         vf__ab_layernorm(b, h, "%soutput.LayerNorm", p);
     }
+    return b->st;
+}
+
+/* BERT: BertModel under "bert." with its pooler (Google's original
+ * checkpoints keep it), plus the heads its architectures name:
+ * BertForMaskedLM / BertForPreTraining → cls.predictions (decoder tied to
+ * the word embeddings, own bias); BertForPreTraining → cls.seq_relationship;
+ * sequence classification → classifier [num_labels, h]. */
+vf_status vf__arch_bert(vf__ab *b)
+{
+    const vf_hparams *hp = &b->m->hp;
+    uint64_t h = hp->hidden_size;
+    if (vf__ab_bert_encoder(b, "bert.") != VF_OK)
+        return b->st;
     vf__ab_linear(b, VF_LIN_BIAS, h, h, "bert.pooler.dense");
     bool pre = arch_is(b->root, "BertForPreTraining");
     if (pre || arch_is(b->root, "BertForMaskedLM")) {
@@ -146,11 +167,8 @@ vf_status vf__arch_bert(vf__ab *b)
     }
     if (pre)
         vf__ab_linear(b, VF_LIN_BIAS, 2, h, "cls.seq_relationship");
-    if (arch_is(b->root, "BertForSequenceClassification")) {
-        const json_t *labels = json_object_get(b->root, "id2label");
-        uint64_t n = json_is_object(labels) && json_object_size(labels) ? json_object_size(labels) : 2;
-        vf__ab_linear(b, VF_LIN_BIAS, n, h, "classifier");
-    }
+    if (arch_is(b->root, "BertForSequenceClassification"))
+        vf__ab_linear(b, VF_LIN_BIAS, vf__ab_num_labels(b), h, "classifier");
     return b->st;
 }
 

@@ -18,6 +18,8 @@ typedef struct spec {
     bool gemma_norms; /* pre/post feed-forward norms (Gemma 2/3/4) */
     bool olmo_norms;  /* post-attention and post-feed-forward norms only (OLMo 2) */
     bool fused;       /* qkv_proj and gate_up_proj (Phi-3) */
+    bool no_gate;     /* up_proj and down_proj only (Arcee's ReLU² MLP) */
+    bool no_norms;    /* OLMo (1): LayerNorms without weights, none stored */
     bool sinks;       /* per-head attention sinks (gpt-oss) */
     moe_kind moe;
 } spec;
@@ -50,7 +52,8 @@ static void mlp(vf__ab *b, const spec *s, const char *p, uint64_t h, uint64_t ff
     if (s->fused) {
         vf__ab_linear(b, f, 2 * ff, h, "%smlp.gate_up_proj", p);
     } else {
-        vf__ab_linear(b, f, ff, h, "%smlp.gate_proj", p);
+        if (!s->no_gate)
+            vf__ab_linear(b, f, ff, h, "%smlp.gate_proj", p);
         vf__ab_linear(b, f, ff, h, "%smlp.up_proj", p);
     }
     vf__ab_linear(b, f, h, ff, "%smlp.down_proj", p);
@@ -90,7 +93,7 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     char p[96];
     snprintf(p, sizeof p, "%slayers.%u.", s->pre, i);
 
-    if (!s->olmo_norms)
+    if (!s->olmo_norms && !s->no_norms)
         vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
     unsigned qb = s->qkv_bias ? VF_LIN_BIAS : 0, ob = s->o_bias ? VF_LIN_BIAS : 0;
     bool gemma4 = is(type, "gemma4") || is(type, "gemma4_text");
@@ -132,7 +135,8 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     }
     if (s->sinks)
         vf__ab_param(b, H, 0, "%sself_attn.sinks", p);
-    vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
+    if (!s->no_norms)
+        vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
     if (s->gemma_norms) {
         vf__ab_param(b, h, 0, "%spre_feedforward_layernorm.weight", p);
         vf__ab_param(b, h, 0, "%spost_feedforward_layernorm.weight", p);
@@ -253,13 +257,34 @@ static void gemma3_vision(vf__ab *b)
     vf__ab_param(b, h, 0, "multi_modal_projector.mm_soft_emb_norm.weight");
 }
 
+/* MiMo's next-token layers (modeling_mimo.py MiMoMTPLayers), stored as
+ * model.mtp_layers.k.: a Qwen2 block, token / hidden / final norms and
+ * input_proj [h, 2h]; the embedding and head are the model's own. */
+static void mimo_mtp(vf__ab *b, const spec *s, const char *type)
+{
+    const vf_hparams *hp = &b->m->hp;
+    uint64_t h = hp->hidden_size;
+    uint32_t saved = b->flags;
+    b->flags |= VF_TENSOR_MTP;
+    spec m = *s;
+    m.pre = "model.mtp_";
+    for (uint32_t k = 0; k < hp->n_mtp_layers && k < hp->n_layers && b->st == VF_OK; k++) {
+        block(b, &m, type, k);
+        vf__ab_param(b, h, 0, "model.mtp_layers.%u.token_layernorm.weight", k);
+        vf__ab_param(b, h, 0, "model.mtp_layers.%u.hidden_layernorm.weight", k);
+        vf__ab_linear(b, 0, h, 2 * h, "model.mtp_layers.%u.input_proj", k);
+        vf__ab_param(b, h, 0, "model.mtp_layers.%u.final_layernorm.weight", k);
+    }
+    b->flags = saved;
+}
+
 vf_status vf__arch_decoder(vf__ab *b)
 {
     const vf_hparams *hp = &b->m->hp;
     const char *type = b->type ? b->type : hp->architecture;
     spec s = {.pre = "model.", .head = "lm_head"};
     s.qkv_bias = hp->attention_bias;
-    s.o_bias = hp->attention_bias && !is(type, "qwen2") && !is(type, "qwen2_moe");
+    s.o_bias = hp->attention_bias && !is(type, "qwen2") && !is(type, "qwen2_moe") && !is(type, "mimo");
     s.mlp_bias = hp->mlp_bias;
     bool multimodal = json_is_object(json_object_get(b->root, "text_config"));
     if (is(type, "mixtral")) {
@@ -271,6 +296,10 @@ vf_status vf__arch_decoder(vf__ab *b)
         s.sinks = true;
     } else if (is(type, "phi3")) {
         s.fused = true;
+    } else if (is(type, "arcee")) {
+        s.no_gate = true;
+    } else if (is(type, "olmo")) {
+        s.no_norms = true;
     } else if (is(type, "olmo2")) {
         s.qk_norm = 2;
         s.olmo_norms = true;
@@ -310,9 +339,12 @@ vf_status vf__arch_decoder(vf__ab *b)
     }
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++)
         block(b, &s, type, i);
-    vf__ab_param(b, hp->hidden_size, 0, "%snorm.weight", s.pre);
+    if (!s.no_norms)
+        vf__ab_param(b, hp->hidden_size, 0, "%snorm.weight", s.pre);
     if (!hp->tie_word_embeddings)
         vf__ab_linear(b, 0, hp->vocab_size, hp->hidden_size, "%s", s.head);
+    if (is(type, "mimo"))
+        mimo_mtp(b, &s, type);
     if (multimodal && is(type, "gemma3"))
         gemma3_vision(b);
     if (multimodal && is(type, "gemma4"))

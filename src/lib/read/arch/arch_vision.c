@@ -350,6 +350,14 @@ void vf__vision_tower(vf__ab *b, const char *type)
         clip(b, v, "vision_tower.vision_model.");
         mlp_projector(b, "multi_modal_projector.", vision_hidden(b, v, 768), th, th, false,
                       vf__cfg_bool(r, "multimodal_projector_bias", true));
+    } else if (is(type, "llava_onevision")) {
+        /* LlavaOnevisionForConditionalGeneration: SigLIP without its head,
+         * the LLaVA projector, and the image_newline vector */
+        siglip(b, v, "vision_tower.vision_model.", (vit){1152, 4304, 26, 14, 384, 3}, false);
+        mlp_projector(b, "multi_modal_projector.", vision_hidden(b, v, 1152), th, th, false,
+                      vf__cfg_bool(r, "multimodal_projector_bias", true));
+        if (vf__cfg_bool(r, "use_image_newline_parameter", true))
+            vf__ab_param(b, th, 0, "image_newline");
     } else if (is(type, "internvl")) {
         internvit(b, v, "model.vision_tower.");
         uint64_t in = vision_hidden(b, v, 1024) * 4; /* pixel shuffle by downsample_ratio 0.5 */

@@ -15,6 +15,7 @@ static const vf__family families[] = {
     {"mistral", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"mixtral", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"qwen2", vf__arch_decoder, UN | VF_TR_QWEN_SWA | VF_TR_QKV_BIAS, NULL, NULL, NULL},
+    {"mimo", vf__arch_decoder, UN | VF_TR_QWEN_SWA | VF_TR_QKV_BIAS, NULL, NULL, NULL}, /* Qwen2 + MTP layers */
     {"qwen2_moe", vf__arch_decoder, UN | VF_TR_QWEN_SWA | VF_TR_QKV_BIAS, NULL, NULL, NULL},
     {"qwen3", vf__arch_decoder, UN | VF_TR_QWEN_SWA, NULL, NULL, NULL},
     {"qwen3_moe", vf__arch_decoder, UN | VF_TR_QWEN_SWA, NULL, NULL, NULL},
@@ -25,10 +26,12 @@ static const vf__family families[] = {
     {"gemma4", vf__arch_decoder, 0, NULL, NULL, NULL},
     {"gemma4_text", vf__arch_decoder, 0, NULL, NULL, NULL},
     {"phi3", vf__arch_decoder, UN, NULL, NULL, NULL},
+    {"olmo", vf__arch_decoder, UN, NULL, NULL, NULL},     /* OLMo 1: weightless LayerNorms */
     {"olmo2", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"gpt_oss", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"smollm3", vf__arch_decoder, 0, NULL, NULL, NULL},   /* SmolLM3Config: tied */
-    {"granite", vf__arch_decoder, UN, NULL, NULL, NULL},  /* llama layout + multipliers (no weights) */
+    {"granite", vf__arch_decoder, UN, NULL, NULL, NULL},
+    {"arcee", vf__arch_decoder, UN, NULL, NULL, NULL},    /* llama layout, MLP without a gate (ReLU²) */  /* llama layout + multipliers (no weights) */
     /* MLA decoders (arch_decoder.c) */
     {"deepseek_v2", vf__arch_deepseek, UN, NULL, NULL, NULL},
     {"deepseek_v3", vf__arch_deepseek, UN, NULL, NULL, NULL},
@@ -75,6 +78,7 @@ static const vf__family families[] = {
     {"llama4", vf__arch_vlm, UN | VLM, "llama4_text", "language_model.model.", "language_model.lm_head"},
     {"mllama", vf__arch_vlm, UN | VLM, "mllama_text_model", "language_model.model.", "language_model.lm_head"},
     {"llava", vf__arch_vlm, UN | VLM, NULL, "language_model.model.", "language_model.lm_head"},
+    {"llava_onevision", vf__arch_vlm, UN | VLM, NULL, "language_model.model.", "language_model.lm_head"},
     {"idefics3", vf__arch_vlm, UN | VLM, NULL, "model.text_model.", "lm_head"},
     {"smolvlm", vf__arch_vlm, UN | VLM, NULL, "model.text_model.", "lm_head"},
     {"internvl", vf__arch_vlm, UN | VLM, NULL, "model.language_model.", "lm_head"},
@@ -87,6 +91,14 @@ static const vf__family families[] = {
     {"bert", vf__arch_bert, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
     {"falcon", vf__arch_falcon, VF_TR_FALCON | VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL},
     {"starcoder2", vf__arch_starcoder2, 0, NULL, NULL, NULL},           /* tied by default */
+    /* RoBERTa's tensors under their prefixes (arch_roberta.c): encoders */
+    {"roberta", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
+    {"xlm-roberta", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
+    {"camembert", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
+    {"data2vec-text", vf__arch_roberta, VF_TR_FP32 | VF_TR_BIASES, NULL, NULL, NULL},
+    /* encoder-decoders (arch_t5.c) */
+    {"t5", vf__arch_t5, VF_TR_FP32, NULL, NULL, NULL},
+    {"mt5", vf__arch_t5, VF_TR_FP32, NULL, NULL, NULL},
     {"nomic_bert", vf__arch_nomic_bert, VF_TR_FP32, NULL, NULL, NULL},  /* an encoder (embeddings) */
     {"chatglm", vf__arch_chatglm, UN, NULL, NULL, NULL},
     {"bloom", vf__arch_bloom, VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL}, /* tied; ALiBi */
