@@ -112,7 +112,7 @@ static void common_notes(const vf_model *m, vf_estimate *e, const vf__shapes *s,
     vf__assume(e, "batch = %llu (symbolic axis 0 of the graph inputs)", (unsigned long long)s->batch);
     vf__assume(e, "lifetimes = PyTorch eager: freed at last use, inputs held by the caller, module arguments held %s",
                L->scoped ? "to the module's end (scoped node names)" : "through conv->norm and concat->reader");
-    vf__assume(e, "kernel scratch (cuDNN/cuBLAS workspaces) = not counted (a property of the backend)");
+    vf__assume(e, "kernel scratch (cuDNN/cuBLAS workspaces) = not counted in the forward (a property of the backend)");
     if (m->graph->aliases)
         vf__assume(e, "identity aliases = %zu copies of initializers counted as weights (%llu bytes)",
                    m->graph->aliases, (unsigned long long)m->graph->alias_bytes);
@@ -321,14 +321,19 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
         vf__assume(e, "step peak = the %s moment, %.2f GiB, below the components' sum %.2f GiB: they are the step's "
                       "totals, never all alive at once (backward frees saved tensors as gradients accumulate)",
                    phase_name[ph], (double)moment[ph] / (1 << 30), (double)sum / (1 << 30));
+    vf__assume(e, "kernel scratch in the step = %.1f MiB at the backward's peak: convolution_backward's reorders "
+                  "(oneDNN) or im2col columns (slow_conv2d) as PyTorch 1.13 runs fp32 on CPU with one thread; "
+                  "oneDNN's gemm fallback for dilations reaching mostly padding not modelled",
+               (double)gt.bwd_scratch / (1 << 20));
     if (gt.n_unruled)
         vf__assume(e, "no saved-tensor rule for %s: every input and output kept (erring high)", gt.unruled);
     vf__explain(e, "saved for backward %llu (graph inputs %llu, beside the graph's tensors %llu)",
                 (unsigned long long)gt.saved, (unsigned long long)gt.saved_inputs,
                 (unsigned long long)gt.saved_extra);
-    vf__explain(e, "moments (weights, optimizer, targets %llu alive in each): forward %llu, backward %llu, "
-                   "optimizer step %llu; per GPU = the largest",
+    vf__explain(e, "moments (weights, optimizer, targets %llu alive in each): forward %llu, backward %llu "
+                   "(kernel scratch %llu of it), optimizer step %llu; per GPU = the largest",
                 (unsigned long long)gt.labels, (unsigned long long)moment[0], (unsigned long long)moment[1],
+                (unsigned long long)gt.bwd_scratch,
                 (unsigned long long)moment[2]);
     vf__live_free(&L);
     vf__shapes_free(&s);
