@@ -321,10 +321,12 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
         vf__assume(e, "step peak = the %s moment, %.2f GiB, below the components' sum %.2f GiB: they are the step's "
                       "totals, never all alive at once (backward frees saved tensors as gradients accumulate)",
                    phase_name[ph], (double)moment[ph] / (1 << 30), (double)sum / (1 << 30));
-    vf__assume(e, "kernel scratch in the step = %.1f MiB at the backward's peak: convolution_backward's reorders "
-                  "(oneDNN) or im2col columns (slow_conv2d) as PyTorch 1.13 runs fp32 on CPU with one thread; "
-                  "oneDNN's gemm fallback for dilations reaching mostly padding not modelled",
-               (double)gt.bwd_scratch / (1 << 20));
+    uint64_t plain = base + gt.bwd_plain;
+    plain = plain > moment[0] ? plain : moment[0];
+    plain = plain > moment[2] ? plain : moment[2];
+    vf__assume(e, "kernel scratch in the step = %llu B at the backward's peak, %llu B the step without it: "
+                  "convolution_backward's oneDNN reorders or slow_conv2d columns (PyTorch 1.13 CPU fp32, one thread)",
+               (unsigned long long)gt.bwd_scratch, (unsigned long long)(plain + runtime + ctx));
     if (gt.n_unruled)
         vf__assume(e, "no saved-tensor rule for %s: every input and output kept (erring high)", gt.unruled);
     vf__explain(e, "saved for backward %llu (graph inputs %llu, beside the graph's tensors %llu)",

@@ -67,6 +67,7 @@ typedef struct vf__gtrain {
     uint64_t bwd_peak;       /* activations + activation and parameter gradients at the backward's peak */
     uint64_t bwd_grads;      /* parameter gradients alive at that moment */
     uint64_t bwd_scratch;    /* of bwd_peak, kernel scratch inside the convolution_backward at that moment */
+    uint64_t bwd_plain;      /* the backward's peak with no kernel scratch counted */
     uint64_t loss_saved;     /* of saved_extra, the loss's log-softmax (freed by the loss's backward) */
     uint64_t labels;         /* the loss's int64 targets (held by the caller, in no other figure) */
     size_t n_unruled;        /* nodes with no saved-tensor rule (inputs and outputs counted) */

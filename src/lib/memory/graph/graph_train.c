@@ -299,7 +299,7 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
     uint8_t *gdone = calloc(g->n_v ? g->n_v : 1, 1);
     uint64_t *release = calloc(nn ? nn : 1, sizeof *release);
     if (!gdone || !release) {
-        out->bwd_peak = start + out->saved;
+        out->bwd_peak = out->bwd_plain = start + out->saved;
         goto done;
     }
     for (size_t i = 0; i < g->n_v; i++)
@@ -315,7 +315,7 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
         gdone[o] = 1;
         live += L->sbytes[L->stor[o]] ? t->s->bytes[o] : 0;
     }
-    out->bwd_peak = live;
+    out->bwd_peak = out->bwd_plain = live;
     live -= 2 * out->loss_saved;
     for (size_t p = nn; p-- > 0;) {
         const vf__gnode *n = &g->node[g->order[p]];
@@ -337,6 +337,8 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
         }
         /* the kernel's scratch is alive with the gradients it makes, freed before the op returns */
         uint64_t ws = vf__conv_bwd_scratch(n, t->s, dx);
+        if (live > out->bwd_plain)
+            out->bwd_plain = live;
         if (live + ws > out->bwd_peak) {
             out->bwd_peak = live + ws;
             out->bwd_grads = grads;
