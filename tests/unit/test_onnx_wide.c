@@ -186,8 +186,14 @@ static void check_training(const json_t *r, const char *name, vf_model *m, tally
         t->saved++;
         check_states(r, name, bs[i], &e);
         t->states++;
+        bool named = false;
+        for (size_t k = 0; k < e.n_assumptions; k++)
+            named = named || strstr(e.assumptions[k], "auxiliary classifiers");
+        if (named != (aux_of(name) != NULL))
+            fail_msg("%s b=%llu: the auxiliary heads %s", name, (unsigned long long)bs[i],
+                     named ? "named on a network without them" : "not named");
         if (aux_of(name))
-            continue; /* the step holds the auxiliary heads' weights, gradients and moments too */
+            continue; /* the step holds the auxiliary heads' weights, gradients and moments too: flagged */
         const json_t *pk = record(r, name, bs[i], "train_step_peak", "AdamW(foreach=False)");
         snprintf(what, sizeof what, "%s AdamW step b=%llu", name, (unsigned long long)bs[i]);
         ot_within(what, e.per_gpu_bytes, ot_u64(pk, "value_bytes"), -0.10, 0.10);

@@ -238,6 +238,30 @@ static void note_frozen(vf_estimate *e, const vf__frozen *fz, const frozen_sum *
                (unsigned long long)(f->el + f->alias_el));
 }
 
+/* torchvision's GoogLeNet and Inception3 run auxiliary classifiers in
+ * train mode (googlenet.py: aux1, aux2 when self.training and
+ * aux_logits; inception.py: AuxLogits); an eval export holds none of their
+ * initializers, so the graph cannot price them. Recognised by the stem the
+ * two modules name ("inception3a.", "Mixed_5b.") with no aux initializer. */
+static void note_aux_heads(const vf_model *m, vf_estimate *e)
+{
+    const char *net = NULL;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const char *n = m->tensors[i].name;
+        if (!n)
+            continue;
+        if (strstr(n, "aux1.") || strstr(n, "aux2.") || strstr(n, "AuxLogits."))
+            return;
+        if (!strncmp(n, "inception3a.", 12))
+            net = "GoogLeNet (aux1, aux2)";
+        else if (!strncmp(n, "Mixed_5b.", 9))
+            net = "Inception3 (AuxLogits)";
+    }
+    if (net)
+        vf__assume(e, "auxiliary classifiers = not counted: %s in train mode runs heads the eval graph does not hold "
+                      "(their weights, gradients, moments and activations); the step is low by them", net);
+}
+
 static const char *const phase_name[] = {"forward", "backward", "optimizer step"};
 
 static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
@@ -283,6 +307,7 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     e->optimizer = minus(ts.state_bytes + ts.master_bytes + alias_state, f.state + f.master);
     e->trainable_params = minus(ts.trainable + alias_el, f.el + f.alias_el);
     note_frozen(e, &fz, &f);
+    note_aux_heads(m, e);
     vf__frozen_free(&fz);
     uint64_t in_b = 0;
     for (size_t i = 0; i < m->graph->n_inputs; i++)
