@@ -112,7 +112,7 @@ static void common_notes(const vf_model *m, vf_estimate *e, const vf__shapes *s,
     vf__assume(e, "batch = %llu (symbolic axis 0 of the graph inputs)", (unsigned long long)s->batch);
     vf__assume(e, "lifetimes = PyTorch eager: freed at last use, inputs held by the caller, module arguments held %s",
                L->scoped ? "to the module's end (scoped node names)" : "through conv->norm and concat->reader");
-    vf__assume(e, "kernel scratch (cuDNN/cuBLAS workspaces) = not counted (a property of the backend)");
+    vf__assume(e, "kernel scratch (cuDNN/cuBLAS workspaces) = not counted in the forward (a property of the backend)");
     if (m->graph->aliases)
         vf__assume(e, "identity aliases = %zu copies of initializers counted as weights (%llu bytes)",
                    m->graph->aliases, (unsigned long long)m->graph->alias_bytes);
@@ -238,6 +238,30 @@ static void note_frozen(vf_estimate *e, const vf__frozen *fz, const frozen_sum *
                (unsigned long long)(f->el + f->alias_el));
 }
 
+/* torchvision's GoogLeNet and Inception3 run auxiliary classifiers in
+ * train mode (googlenet.py: aux1, aux2 when self.training and
+ * aux_logits; inception.py: AuxLogits); an eval export holds none of their
+ * initializers, so the graph cannot price them. Recognised by the stem the
+ * two modules name ("inception3a.", "Mixed_5b.") with no aux initializer. */
+static void note_aux_heads(const vf_model *m, vf_estimate *e)
+{
+    const char *net = NULL;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const char *n = m->tensors[i].name;
+        if (!n)
+            continue;
+        if (strstr(n, "aux1.") || strstr(n, "aux2.") || strstr(n, "AuxLogits."))
+            return;
+        if (!strncmp(n, "inception3a.", 12))
+            net = "GoogLeNet (aux1, aux2)";
+        else if (!strncmp(n, "Mixed_5b.", 9))
+            net = "Inception3 (AuxLogits)";
+    }
+    if (net)
+        vf__assume(e, "auxiliary classifiers = not counted: %s in train mode runs heads the eval graph does not hold "
+                      "(their weights, gradients, moments and activations); the step is low by them", net);
+}
+
 static const char *const phase_name[] = {"forward", "backward", "optimizer step"};
 
 static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
@@ -283,6 +307,7 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     e->optimizer = minus(ts.state_bytes + ts.master_bytes + alias_state, f.state + f.master);
     e->trainable_params = minus(ts.trainable + alias_el, f.el + f.alias_el);
     note_frozen(e, &fz, &f);
+    note_aux_heads(m, e);
     vf__frozen_free(&fz);
     uint64_t in_b = 0;
     for (size_t i = 0; i < m->graph->n_inputs; i++)
@@ -321,14 +346,21 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
         vf__assume(e, "step peak = the %s moment, %.2f GiB, below the components' sum %.2f GiB: they are the step's "
                       "totals, never all alive at once (backward frees saved tensors as gradients accumulate)",
                    phase_name[ph], (double)moment[ph] / (1 << 30), (double)sum / (1 << 30));
+    uint64_t plain = base + gt.bwd_plain;
+    plain = plain > moment[0] ? plain : moment[0];
+    plain = plain > moment[2] ? plain : moment[2];
+    vf__assume(e, "kernel scratch in the step = %llu B at the backward's peak, %llu B the step without it: "
+                  "convolution_backward's oneDNN reorders or slow_conv2d columns (PyTorch 1.13 CPU fp32, one thread)",
+               (unsigned long long)gt.bwd_scratch, (unsigned long long)(plain + runtime + ctx));
     if (gt.n_unruled)
         vf__assume(e, "no saved-tensor rule for %s: every input and output kept (erring high)", gt.unruled);
     vf__explain(e, "saved for backward %llu (graph inputs %llu, beside the graph's tensors %llu)",
                 (unsigned long long)gt.saved, (unsigned long long)gt.saved_inputs,
                 (unsigned long long)gt.saved_extra);
-    vf__explain(e, "moments (weights, optimizer, targets %llu alive in each): forward %llu, backward %llu, "
-                   "optimizer step %llu; per GPU = the largest",
+    vf__explain(e, "moments (weights, optimizer, targets %llu alive in each): forward %llu, backward %llu "
+                   "(kernel scratch %llu of it), optimizer step %llu; per GPU = the largest",
                 (unsigned long long)gt.labels, (unsigned long long)moment[0], (unsigned long long)moment[1],
+                (unsigned long long)gt.bwd_scratch,
                 (unsigned long long)moment[2]);
     vf__live_free(&L);
     vf__shapes_free(&s);

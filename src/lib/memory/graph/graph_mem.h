@@ -66,6 +66,8 @@ typedef struct vf__gtrain {
     uint64_t fwd_peak;       /* activations at the forward's peak (saved so far + transients) */
     uint64_t bwd_peak;       /* activations + activation and parameter gradients at the backward's peak */
     uint64_t bwd_grads;      /* parameter gradients alive at that moment */
+    uint64_t bwd_scratch;    /* of bwd_peak, kernel scratch inside the convolution_backward at that moment */
+    uint64_t bwd_plain;      /* the backward's peak with no kernel scratch counted */
     uint64_t loss_saved;     /* of saved_extra, the loss's log-softmax (freed by the loss's backward) */
     uint64_t labels;         /* the loss's int64 targets (held by the caller, in no other figure) */
     size_t n_unruled;        /* nodes with no saved-tensor rule (inputs and outputs counted) */
@@ -76,6 +78,9 @@ typedef struct vf__gtrain {
  * per parameter element; frozen: per value, initializers that do not train (or NULL). */
 VF_HIDDEN vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live *L, uint32_t act_num,
                                     uint32_t act_den, uint32_t grad_bytes, const uint8_t *frozen, vf__gtrain *out);
+/* The scratch conv node n's backward allocates and frees inside the op
+ * (graph_scratch.c); dx: its input's gradient is made. */
+VF_HIDDEN uint64_t vf__conv_bwd_scratch(const vf__gnode *n, const vf__shapes *s, bool dx);
 /* For the tests: the saved-tensor rules' table is sorted (bsearch needs it). */
 VF_HIDDEN bool vf__train_rules_sorted(void);
 VF_HIDDEN vf_status vf__graph_estimate(const vf_model *m, const vf_estimate_opts *o, vf_estimate *out,

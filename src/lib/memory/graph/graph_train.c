@@ -299,7 +299,7 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
     uint8_t *gdone = calloc(g->n_v ? g->n_v : 1, 1);
     uint64_t *release = calloc(nn ? nn : 1, sizeof *release);
     if (!gdone || !release) {
-        out->bwd_peak = start + out->saved;
+        out->bwd_peak = out->bwd_plain = start + out->saved;
         goto done;
     }
     for (size_t i = 0; i < g->n_v; i++)
@@ -315,11 +315,12 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
         gdone[o] = 1;
         live += L->sbytes[L->stor[o]] ? t->s->bytes[o] : 0;
     }
-    out->bwd_peak = live;
+    out->bwd_peak = out->bwd_plain = live;
     live -= 2 * out->loss_saved;
     for (size_t p = nn; p-- > 0;) {
         const vf__gnode *n = &g->node[g->order[p]];
         bool view = vf__graph_is_view(n) || vf__graph_dropout_identity(t->s, n);
+        bool dx = n->n_in && n->in[0] != VF_GRAPH_NONE && !gdone[n->in[0]] && t->rg[n->in[0]];
         for (uint32_t k = 0; k < n->n_in; k++) {
             uint32_t x = n->in[k];
             if (x == VF_GRAPH_NONE || gdone[x] || !t->rg[x])
@@ -334,9 +335,14 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
                 grads += b;
             }
         }
-        if (live > out->bwd_peak) {
-            out->bwd_peak = live;
+        /* the kernel's scratch is alive with the gradients it makes, freed before the op returns */
+        uint64_t ws = vf__conv_bwd_scratch(n, t->s, dx);
+        if (live > out->bwd_plain)
+            out->bwd_plain = live;
+        if (live + ws > out->bwd_peak) {
+            out->bwd_peak = live + ws;
             out->bwd_grads = grads;
+            out->bwd_scratch = ws;
         }
         for (uint32_t k = 0; k < n->n_out; k++) {
             uint32_t o = n->out[k];
