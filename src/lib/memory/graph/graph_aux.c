@@ -134,7 +134,7 @@ void vf__aux_heads(const vf_model *m, const vf__shapes *s, uint32_t act, vf__aux
     uint64_t chw[3];
     if (net == 1) {
         static const uint64_t d1[3] = {512, 14, 14}, d2[3] = {528, 14, 14};
-        out->net = "GoogLeNet (aux1 on inception4a, aux2 on inception4d)";
+        out->net = "GoogLeNet aux1 on inception4a, aux2 on inception4d";
         out->n = 2;
         attach(g, s, "/inception4a/", d1, &out->h[0], chw, &out->placed);
         googlenet_head(&out->h[0], chw, N, K, act);
@@ -142,7 +142,7 @@ void vf__aux_heads(const vf_model *m, const vf__shapes *s, uint32_t act, vf__aux
         googlenet_head(&out->h[1], chw, N, K, act);
     } else {
         static const uint64_t d[3] = {768, 17, 17};
-        out->net = "Inception3 (AuxLogits on Mixed_6e)";
+        out->net = "Inception3 AuxLogits on Mixed_6e";
         out->n = 1;
         attach(g, s, "/Mixed_6e/", d, &out->h[0], chw, &out->placed);
         inception_head(&out->h[0], chw, N, K, act);

@@ -264,10 +264,10 @@ static void price_aux_heads(const vf__aux *aux, vf_optimizer opt, const vf__tcfg
     e->gradients += params * c->g_bytes;
     e->optimizer += state;
     e->trainable_params += params;
-    vf__assume(e, "auxiliary classifiers = %s, run in train mode beside the eval graph: %llu parameters in %zu "
-                  "tensors (torchvision's InceptionAux), their gradients, optimizer state and saved tensors counted%s",
+    vf__assume(e, "auxiliary classifiers = %s: %llu parameters in %zu tensors trained beside the eval graph "
+                  "(torchvision's InceptionAux, aux_logits=True; a module without them is high by them)%s",
                aux->net, (unsigned long long)params, tensors,
-               aux->placed ? "" : "; a head's input not found by name: priced at the backward's end");
+               aux->placed ? "" : "; a head's input unnamed: its backward last");
 }
 
 static const char *const phase_name[] = {"forward", "backward", "optimizer step"};
