@@ -238,28 +238,36 @@ static void note_frozen(vf_estimate *e, const vf__frozen *fz, const frozen_sum *
                (unsigned long long)(f->el + f->alias_el));
 }
 
-/* torchvision's GoogLeNet and Inception3 run auxiliary classifiers in
- * train mode (googlenet.py: aux1, aux2 when self.training and
- * aux_logits; inception.py: AuxLogits); an eval export holds none of their
- * initializers, so the graph cannot price them. Recognised by the stem the
- * two modules name ("inception3a.", "Mixed_5b.") with no aux initializer. */
-static void note_aux_heads(const vf_model *m, vf_estimate *e)
+/* torchvision's GoogLeNet and Inception3 train auxiliary classifiers the
+ * eval graph does not hold (graph_aux.c): their parameters and buffers
+ * weigh, their gradients and optimizer states count, each tensor as
+ * torch.optim allocates its state. */
+static void price_aux_heads(const vf__aux *aux, vf_optimizer opt, const vf__tcfg *c, vf_estimate *e)
 {
-    const char *net = NULL;
-    for (size_t i = 0; i < m->n_tensors; i++) {
-        const char *n = m->tensors[i].name;
-        if (!n)
-            continue;
-        if (strstr(n, "aux1.") || strstr(n, "aux2.") || strstr(n, "AuxLogits."))
-            return;
-        if (!strncmp(n, "inception3a.", 12))
-            net = "GoogLeNet (aux1, aux2)";
-        else if (!strncmp(n, "Mixed_5b.", 9))
-            net = "Inception3 (AuxLogits)";
+    if (!aux->net)
+        return;
+    uint64_t params = 0, buffers = 0, state = 0;
+    size_t tensors = 0;
+    for (size_t h = 0; h < aux->n; h++) {
+        const vf__aux_head *a = &aux->h[h];
+        params += a->params;
+        buffers += a->buffer_bytes;
+        tensors += a->n_tensors;
+        for (size_t k = 0; k < a->n_tensors; k++) {
+            uint64_t n = 1;
+            for (uint32_t d = 0; d < a->n_dims[k]; d++)
+                n *= a->shape[k][d];
+            state += vf__optim_state_bytes(opt, c, a->shape[k], a->n_dims[k], n);
+        }
     }
-    if (net)
-        vf__assume(e, "auxiliary classifiers = not counted: %s in train mode runs heads the eval graph does not hold "
-                      "(their weights, gradients, moments and activations); the step is low by them", net);
+    e->weights += params * c->w_bytes + buffers;
+    e->gradients += params * c->g_bytes;
+    e->optimizer += state;
+    e->trainable_params += params;
+    vf__assume(e, "auxiliary classifiers = %s: %llu parameters in %zu tensors trained beside the eval graph "
+                  "(torchvision's InceptionAux, aux_logits=True; a module without them is high by them)%s",
+               aux->net, (unsigned long long)params, tensors,
+               aux->placed ? "" : "; a head's input unnamed: its backward last");
 }
 
 static const char *const phase_name[] = {"forward", "backward", "optimizer step"};
@@ -290,8 +298,10 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     }
     scale_acts(m, &s, act_num, 4);
     vf__gtrain gt;
+    vf__aux aux;
+    vf__aux_heads(m, &s, act_num, &aux);
     if (vf__live_init(m->graph, &s, &L) != VF_OK ||
-        vf__graph_train(m, &s, &L, act_num, 4, c.g_bytes, fz.v, &gt) != VF_OK) {
+        vf__graph_train(m, &s, &L, act_num, 4, c.g_bytes, fz.v, &aux, &gt) != VF_OK) {
         vf__live_free(&L);
         vf__shapes_free(&s);
         vf__frozen_free(&fz);
@@ -307,7 +317,7 @@ static vf_status train_graph(const vf_model *m, const vf_estimate_opts *o, vf_es
     e->optimizer = minus(ts.state_bytes + ts.master_bytes + alias_state, f.state + f.master);
     e->trainable_params = minus(ts.trainable + alias_el, f.el + f.alias_el);
     note_frozen(e, &fz, &f);
-    note_aux_heads(m, e);
+    price_aux_heads(&aux, t->optimizer, &c, e);
     vf__frozen_free(&fz);
     uint64_t in_b = 0;
     for (size_t i = 0; i < m->graph->n_inputs; i++)

@@ -74,10 +74,36 @@ typedef struct vf__gtrain {
     char unruled[VF_NOTE_LEN];
 } vf__gtrain;
 
+/* The auxiliary classifiers torchvision's GoogLeNet and Inception3 train
+ * beside their eval graph (graph_aux.c). */
+#define VF_AUX_MAX 2
+#define VF_AUX_TENSORS 10
+typedef struct vf__aux_head {
+    uint32_t at;            /* position of the node making the head's input: its backward runs just before that node's */
+    uint64_t saved;         /* bytes its forward saves for backward (its cross-entropy's log-softmax included) */
+    uint64_t transient;     /* its backward's largest moment beyond its parameter gradients */
+    uint64_t params;        /* parameter elements */
+    uint64_t buffer_bytes;  /* BatchNorm running statistics and num_batches_tracked */
+    uint64_t shape[VF_AUX_TENSORS][4];
+    uint32_t n_dims[VF_AUX_TENSORS];
+    size_t n_tensors;
+} vf__aux_head;
+typedef struct vf__aux {
+    const char *net; /* NULL: no heads beyond the graph */
+    size_t n;
+    bool placed;     /* every head's input found by its module's scoped name */
+    vf__aux_head h[VF_AUX_MAX];
+} vf__aux;
+
+/* act: bytes of a float activation element. */
+VF_HIDDEN void vf__aux_heads(const vf_model *m, const vf__shapes *s, uint32_t act, vf__aux *out);
+
 /* act_num/act_den scale float activations (2/4 under autocast); grad_bytes
- * per parameter element; frozen: per value, initializers that do not train (or NULL). */
+ * per parameter element; frozen: per value, initializers that do not train (or NULL);
+ * aux: heads run beside the graph (or NULL). */
 VF_HIDDEN vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live *L, uint32_t act_num,
-                                    uint32_t act_den, uint32_t grad_bytes, const uint8_t *frozen, vf__gtrain *out);
+                                    uint32_t act_den, uint32_t grad_bytes, const uint8_t *frozen,
+                                    const vf__aux *aux, vf__gtrain *out);
 /* The scratch conv node n's backward allocates and frees inside the op
  * (graph_scratch.c); dx: its input's gradient is made. */
 VF_HIDDEN uint64_t vf__conv_bwd_scratch(const vf__gnode *n, const vf__shapes *s, bool dx);

@@ -291,7 +291,34 @@ static bool inner_value(const tstate *t, uint32_t v)
 
 /* Reverse order: gradients of a node's inputs made, then its outputs'
  * gradients and the tensors only it still needed released. */
-static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad_bytes, vf__gtrain *out)
+/* An auxiliary head's backward (graph_aux.c): autograd runs the ready node
+ * of highest sequence number first, so the head's nodes, recorded after the
+ * module it reads and before the next, run once every later node has, just
+ * before the module's last node: its parameter gradients made (and kept),
+ * its transients at their largest, then its saved tensors released. */
+static uint64_t aux_backward(const vf__aux *aux, uint32_t p, uint64_t live, uint32_t grad_bytes, uint64_t *grads,
+                             vf__gtrain *out)
+{
+    for (size_t h = 0; aux && h < aux->n; h++) {
+        const vf__aux_head *a = &aux->h[h];
+        if (a->at != p)
+            continue;
+        live += a->params * grad_bytes;
+        *grads += a->params * grad_bytes;
+        if (live + a->transient > out->bwd_plain)
+            out->bwd_plain = live + a->transient;
+        if (live + a->transient > out->bwd_peak) {
+            out->bwd_peak = live + a->transient;
+            out->bwd_grads = *grads;
+            out->bwd_scratch = 0;
+        }
+        live = live > a->saved ? live - a->saved : 0;
+    }
+    return live;
+}
+
+static void backward(const vf_model *m, tstate *t, const vf__aux *aux, uint64_t start, uint32_t grad_bytes,
+                     vf__gtrain *out)
 {
     const vf__graph *g = t->g;
     const vf__live *L = t->L;
@@ -318,6 +345,7 @@ static void backward(const vf_model *m, tstate *t, uint64_t start, uint32_t grad
     out->bwd_peak = out->bwd_plain = live;
     live -= 2 * out->loss_saved;
     for (size_t p = nn; p-- > 0;) {
+        live = aux_backward(aux, (uint32_t)p, live, grad_bytes, &grads, out);
         const vf__gnode *n = &g->node[g->order[p]];
         bool view = vf__graph_is_view(n) || vf__graph_dropout_identity(t->s, n);
         bool dx = n->n_in && n->in[0] != VF_GRAPH_NONE && !gdone[n->in[0]] && t->rg[n->in[0]];
@@ -366,7 +394,8 @@ done:
 }
 
 vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live *L, uint32_t act_num,
-                          uint32_t act_den, uint32_t grad_bytes, const uint8_t *frozen, vf__gtrain *out)
+                          uint32_t act_den, uint32_t grad_bytes, const uint8_t *frozen, const vf__aux *aux,
+                          vf__gtrain *out)
 {
     (void)act_num, (void)act_den; /* the caller scaled the activation bytes */
     const vf__graph *g = m->graph;
@@ -404,13 +433,17 @@ vf_status vf__graph_train(const vf_model *m, const vf__shapes *s, const vf__live
             if (g->v[i].is_input)
                 out->saved_inputs += L->sbytes[i];
         }
+    /* the auxiliary heads' saved tensors, beside the graph's (kept from the
+     * forward's end: erring high if its peak comes before them) */
+    for (size_t h = 0; aux && h < aux->n; h++)
+        out->saved_extra += aux->h[h].saved;
     out->saved += out->saved_extra;
     uint32_t pk;
     uint64_t in_b;
     out->fwd_peak = vf__live_peak(g, s, L, t.saved, &pk, &in_b) + out->saved_extra;
     /* at the start of backward: everything saved, plus the graph inputs the caller still holds */
     uint64_t unsaved_inputs = in_b > out->saved_inputs ? in_b - out->saved_inputs : 0;
-    backward(m, &t, out->saved + unsaved_inputs, grad_bytes, out);
+    backward(m, &t, aux, out->saved + unsaved_inputs, grad_bytes, out);
 out:
     free(t.rg);
     free(t.saved);
