@@ -180,19 +180,6 @@ static bool make_deq(step_ctx *x)
     return ok;
 }
 
-/* bitsandbytes' matmul_4bit: the weight dequantized to 16 bit for the
- * matmul, freed after it (quantized from fp16 under a bf16 compute: the fp16
- * copy and its bf16 cast alive together). */
-void vf__train_dequantize(step_ctx *x, uint32_t l)
-{
-    for (size_t k = x->deq_first[l]; k < x->deq_first[l + 1]; k++) {
-        uint32_t a = vf__replay_alloc(x->r, x->deq[k]);
-        uint32_t b = x->c->bnb_fp16_quant ? vf__replay_alloc(x->r, x->deq[k]) : 0;
-        vf__replay_free(x->r, a);
-        vf__replay_free(x->r, b);
-    }
-}
-
 /* torchtune's optimizer_in_bwd: the gradient made, its parameter's own
  * optimizer stepped by the post-accumulate-grad hook (its states on the
  * first step, its temporary), then zero_grad() frees the gradient. */
