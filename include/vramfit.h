@@ -744,6 +744,9 @@ typedef struct vf_train_opts { VF_GROWABLE_BEGIN
                                 unsloth_zoo Unsloth_Offloaded_Gradient_Checkpointer) */
     bool kbit_no_ckpt;       /* with kbit_prepare: use_gradient_checkpointing=False; otherwise kbit_prepare with
                                 VF_RECOMPUTE_NONE trains with full recomputation, as PEFT's default turns it on */
+    uint32_t eval_batch;     /* > 0: an evaluation step after the training steps (transformers Trainer.evaluate,
+                                prediction_step under torch.no_grad()) at this many sequences per GPU
+                                (per_device_eval_batch_size); the verdict takes the larger of step and eval */
 VF_GROWABLE_END(512) } vf_train_opts;
 VF_SIZE_PINNED(vf_train_opts, 512);
 
@@ -878,7 +881,8 @@ VF_API void vf_estimate_opts_init(vf_estimate_opts *o);
     X(uint64_t, margin_bytes, "what a fit verdict keeps free beyond device_bytes")                      \
     X(uint64_t, phase_load_bytes, "vLLM: the device after loading the weights (context included)")        \
     X(uint64_t, phase_profile_bytes, "vLLM: at the profile run's peak, before the KV pool exists")        \
-    X(uint64_t, phase_idle_bytes, "vLLM: serving, idle: the pool allocated, the profile's activations freed")
+    X(uint64_t, phase_idle_bytes, "vLLM: serving, idle: the pool allocated, the profile's activations freed") \
+    X(uint64_t, eval_bytes, "training --eval-batch: the evaluation step's peak allocated plus the context")
 
 typedef struct vf_estimate vf_estimate;
 

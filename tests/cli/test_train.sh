@@ -71,6 +71,31 @@ check_err "bad loss" 2 "expected full, chunked" "$VF" estimate --train --loss ch
 check_err "bad loss chunks" 2 "loss" "$VF" estimate --train --loss chunked:0 "$L02"
 check_err "loss with litgpt refused" 2 "litgpt runs its own" "$VF" estimate --train --runtime litgpt --loss fused "$L02"
 
+# --eval-batch (Trainer.evaluate -> prediction_step under torch.no_grad(), hand derivation; l02, bf16, SDPA,
+# s 256, hidden 256, vocab 1000): nothing is saved, so the eval's peak is at its loss: the input ids and labels
+# (2 x 8 B x Te), the final norm's output (2 B x Te x 256), the logits (2 B x Te x 1000), their fp32 copy and
+# log_softmax's output (4 B x Te x 1000 each). Two more sequences (Te + 512 tokens) add 8,192 + 262,144 +
+# 1,024,000 + 2 x 2,048,000 = 5,390,336 B (all 512-byte multiples: no rounding); every block's no_grad tensors
+# (at most three 2 B x Te x ff 688 ones and the residual) stay below that
+ev2=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --eval-batch 2 "$L02")
+ev4=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --eval-batch 4 "$L02")
+ev_d=$(( $(printf '%s' "$ev4" | jq .eval_bytes) - $(printf '%s' "$ev2" | jq .eval_bytes) ))
+[ "$ev_d" = 5390336 ] && ok "eval step: two more sequences add 5,390,336 B at its loss" || fail "eval step delta: $ev_d"
+# at the train batch it is below the step (no saved activations, no gradients): the verdict stays the step's
+[ "$(printf '%s' "$ev2" | jq .per_gpu_bytes)" = "$(printf '%s' "$full_json" | jq .per_gpu_bytes)" ] &&
+    [ "$(printf '%s' "$ev2" | jq '.eval_bytes < .per_gpu_bytes')" = true ] &&
+    ok "eval step below the training step: verdict unchanged" || fail "eval step at the train batch"
+# 32 sequences (Te 8,192): the loss alone holds 8,192 x (16 + 512 + 2,000 + 8,000) = 86,245,376 B, above the
+# step's whole allocated peak: the verdict takes the eval
+check_json "eval step above the step decides" 0 \
+    '.peak_phase == "evaluation step" and .allocated_bytes > 86245376 and .per_gpu_bytes >= .eval_bytes' \
+    "$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --eval-batch 32 "$L02"
+check_out "eval step named" 0 "per_device_eval_batch_size" \
+    "$VF" estimate --train --precision bf16 --eval-batch 4 "$L02"
+check_err "eval step with litgpt refused" 2 "Trainer.evaluate" \
+    "$VF" estimate --train --runtime litgpt --eval-batch 4 "$L02"
+check_err "bad eval batch" 2 "eval-batch" "$VF" estimate --train --eval-batch 0 "$L02"
+
 # --optimizer-in-backward (torchtune optimizer_in_bwd: each parameter's gradient freed by its own step in its
 # post-accumulate-grad hook): one gradient alive, the largest tensor's: l02's embedding (and head) 1000 x 256
 # = 256,000 elements x 2 B (bf16) = 512,000 B, against 1,897,728 x 2 = 3,795,456 B for all

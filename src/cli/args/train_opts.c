@@ -12,7 +12,7 @@ enum {
     T_OPTIMIZER = VF_OPT_TRAIN_FIRST, T_PRECISION, T_CKPT, T_GRAD_ACCUM, T_MICRO_BATCH, T_SEQ_LEN, T_LORA_RANK,
     T_LORA_TARGETS, T_QLORA, T_ZERO, T_FSDP, T_EP, T_OFFLOAD, T_OFFLOAD_DEVICE, T_STATES_ONLY, T_PER_NODE,
     T_OPTIM_IMPL, T_LORA_DROPOUT, T_BNB_VERSION, T_GRADS_KEPT, T_TORCH_VERSION, T_LOSS, T_FREEZE, T_FROZEN_BN,
-    T_OPTIM_IN_BWD, T_ACT_OFFLOAD, T_KBIT_PREPARE, T_ADAPTER_DTYPE, T_LOAD_DTYPE
+    T_OPTIM_IN_BWD, T_ACT_OFFLOAD, T_KBIT_PREPARE, T_ADAPTER_DTYPE, T_LOAD_DTYPE, T_EVAL_BATCH
 };
 
 const struct option vf_cli_train_options[] = {
@@ -45,6 +45,7 @@ const struct option vf_cli_train_options[] = {
     {"kbit-prepare", no_argument, 0, T_KBIT_PREPARE},
     {"adapter-dtype", required_argument, 0, T_ADAPTER_DTYPE},
     {"load-dtype", required_argument, 0, T_LOAD_DTYPE},
+    {"eval-batch", required_argument, 0, T_EVAL_BATCH},
     {0, 0, 0, 0},
 };
 
@@ -98,6 +99,9 @@ void vf_cli_train_opts_help(FILE *f)
           "                         gradient freed there (torchtune optimizer_in_bwd; no --grad-accum)\n"
           "  --activation-offload   saved activations to pinned host memory, a few in flight on the GPU\n"
           "                         (torchtune enable_activation_offloading, OffloadActivations)\n"
+          "  --eval-batch N         also an evaluation step (Trainer.evaluate under torch.no_grad()) of N\n"
+          "                         sequences per GPU (per_device_eval_batch_size); the verdict takes the\n"
+          "                         larger of the training and evaluation steps\n"
           "  --freeze REGEX         graphs (.onnx): initializers whose names match this POSIX extended\n"
           "                         regular expression do not train (requires_grad=False; repeatable)\n"
           "  --frozen-bn            graphs: Conv -> Mul -> Add by [1,C,1,1] constants is torchvision's\n"
@@ -154,7 +158,7 @@ const char *vf_cli_train_only(int c)
         {T_LORA_DROPOUT, "lora-dropout"}, {T_GRADS_KEPT, "grads-kept"}, {T_LOSS, "loss"},
         {T_FREEZE, "freeze"},         {T_FROZEN_BN, "frozen-bn"},    {T_OPTIM_IN_BWD, "optimizer-in-backward"},
         {T_ACT_OFFLOAD, "activation-offload"}, {T_KBIT_PREPARE, "kbit-prepare"},
-        {T_ADAPTER_DTYPE, "adapter-dtype"}, {T_LOAD_DTYPE, "load-dtype"},
+        {T_ADAPTER_DTYPE, "adapter-dtype"}, {T_LOAD_DTYPE, "load-dtype"}, {T_EVAL_BATCH, "eval-batch"},
     };
     for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
         if (only[i].c == c)
@@ -212,6 +216,11 @@ int vf_cli_parse_train_opt(int c, const char *arg, vf_estimate_opts *o)
         if (vf_cli_opt_number("grad-accum", arg, 1, 1u << 20, NULL, &v) < 0)
             return -1;
         t->grad_accum = (uint32_t)v;
+        return 1;
+    case T_EVAL_BATCH:
+        if (vf_cli_opt_number("eval-batch", arg, 1, 1u << 24, NULL, &v) < 0)
+            return -1;
+        t->eval_batch = (uint32_t)v;
         return 1;
     case T_MICRO_BATCH:
         return vf_cli_opt_number("micro-batch", arg, 1, 1u << 24, NULL, &t->micro_batch);

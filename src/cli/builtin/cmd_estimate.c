@@ -130,6 +130,8 @@ static int print_json(const vf_estimate *e, const char *runtime, bool explain, c
     }
     if (vf_estimate_mode(e) == VF_MODE_TRAINING && vf_estimate_peak_phase(e)[0])
         json_object_set_new(o, "peak_phase", json_string(vf_estimate_peak_phase(e)));
+    if (vf_estimate_eval_bytes(e)) /* --eval-batch: the evaluation step's peak allocated + context */
+        json_object_set_new(o, "eval_bytes", vf_json_u64(vf_estimate_eval_bytes(e)));
     if (vf_estimate_partial_nodes(e)) /* a graph whose shapes could not all be inferred */
         json_object_set_new(o, "partial_nodes", json_integer(vf_estimate_partial_nodes(e)));
     if (explain) {
@@ -178,6 +180,9 @@ static void print_table(const char *src, const vf_estimate *e, const char *runti
                vf_fmt_bytes(vf_estimate_device_bytes(e), u, b1, sizeof b1), vf_fmt_bytes(vf_estimate_reserved_bytes(e), u, b2, sizeof b2),
                vf_fmt_bytes(vf_estimate_allocated_bytes(e), u, b3, sizeof b3), vf_fmt_bytes(vf_estimate_context_bytes(e), u, b4, sizeof b4),
                vf_fmt_bytes(vf_estimate_outside_bytes(e), u, b5, sizeof b5));
+    if (vf_estimate_eval_bytes(e))
+        printf("  %-13s %12s  = its peak allocated + context, under torch.no_grad() (the verdict: the larger)\n",
+               "eval step", vf_fmt_bytes(vf_estimate_eval_bytes(e), u, b1, sizeof b1));
     if (vf_estimate_partial_nodes(e))
         printf("  PARTIAL: %u node(s) of unknown output shape are not counted (see the assumptions)\n",
                vf_estimate_partial_nodes(e));

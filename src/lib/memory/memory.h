@@ -70,6 +70,8 @@ struct vf_estimate {
     /* vLLM's phases as nvidia-smi would show them (device_bytes is serving
      * at its peak: a full batch's activations back in the allocator) */
     uint64_t phase_load_bytes, phase_profile_bytes, phase_idle_bytes;
+    /* training with an evaluation step: its peak allocated plus the context (0: none) */
+    uint64_t eval_bytes;
 };
 
 /* Appends "fmt" to e->assumptions / e->explain (silently drops past VF_MAX_NOTES). */

@@ -40,6 +40,11 @@ uint32_t vf__replay_alloc(vf__replay *r, uint64_t bytes)
     }
     if (bytes > r->largest)
         r->largest = bytes;
+    if (r->tracking && h) {
+        vf__tstats s = vf__talloc_stats(r->a);
+        r->track_allocated = s.allocated > r->track_allocated ? s.allocated : r->track_allocated;
+        r->track_reserved = s.reserved > r->track_reserved ? s.reserved : r->track_reserved;
+    }
     return h;
 }
 

@@ -18,6 +18,10 @@ typedef struct vf__replay {
     uint64_t device_bytes; /* the device's memory (a memory fraction's limit is its share) */
     bool kept;      /* the figures are a kept replay's (stats), not a's */
     vf__tstats stats;
+    /* while tracking: the allocated and reserved peaks of this stretch alone
+     * (torch.cuda.reset_peak_memory_stats before it), e.g. an evaluation step */
+    bool tracking;
+    uint64_t track_allocated, track_reserved;
 } vf__replay;
 
 /* Opens a replay with the process's PYTORCH_CUDA_ALLOC_CONF (o->alloc_conf). */

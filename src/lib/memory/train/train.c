@@ -193,6 +193,9 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
         return vf__err(err, VF_EINVAL, "", "unknown loss or chunk count out of range");
     if (t->loss != VF_LOSS_FULL && c->litgpt)
         return vf__err(err, VF_EINVAL, "", "--loss: litgpt runs its own chunked loss (finetune scripts), not this knob");
+    if (t->eval_batch && (c->litgpt || o->runtime != VF_RUNTIME_TRANSFORMERS))
+        return vf__err(err, VF_EINVAL, "", "--eval-batch: the evaluation step is transformers' Trainer.evaluate "
+                                           "(--runtime transformers), not this runtime's");
     c->loss = t->loss;
     c->loss_chunks = t->loss == VF_LOSS_CHUNKED ? (t->loss_chunks ? t->loss_chunks : 8) : 1;
     /* torchtune's recipes raise on these combinations (full_finetune_single_device.py _setup_optimizer) */
@@ -357,6 +360,26 @@ static bool on_device(const vf_model *m, const vf_estimate_opts *o, const vf__ta
     return ok;
 }
 
+/* The evaluation step's figures (train_replay_eval.c): its own allocated
+ * peak (as after torch.cuda.reset_peak_memory_stats) with the context; the
+ * replay's peaks, which the verdict reads, already cover it. */
+static void eval_figures(vf_estimate *out, const vf__replay *r, const vf__tstats *s, uint64_t allocated, uint64_t ctx,
+                         uint32_t be)
+{
+    out->eval_bytes = vf__sadd(r->track_allocated, ctx);
+    bool above = r->track_allocated >= s->peak_allocated && r->track_allocated > allocated;
+    if (above)
+        snprintf(out->peak_phase, sizeof out->peak_phase, "evaluation step");
+    vf__assume(out, "evaluation step = Trainer.evaluate under torch.no_grad(), %u sequences per GPU "
+                    "(per_device_eval_batch_size), after the training steps on the same allocator: nothing saved, "
+                    "no gradients, the logits with their fp32 copy and log-probabilities for the loss; no "
+                    "compute_metrics (prediction_loss_only: logits not gathered); %s the training step",
+               be, above ? "above" : "below");
+    vf__explain(out, "evaluation step: peak allocated %llu bytes (reserved %llu), %llu with the context",
+                (unsigned long long)r->track_allocated, (unsigned long long)r->track_reserved,
+                (unsigned long long)out->eval_bytes);
+}
+
 /* What a PyTorch process's device holds: the allocator replayed over one
  * step (plain, LoRA, QLoRA, accumulated, recomputed, ZeRO/FSDP/offload;
  * else the peak as allocated), the context beside it; on a device that the
@@ -387,10 +410,15 @@ static vf_status device_figures(const vf_model *m, const vf_estimate_opts *o, co
         if (r.broken || !o->gpu_bytes || need <= o->gpu_bytes || live > o->gpu_bytes ||
             !on_device(m, o, a, c, acts, p, allocated, ws, ctx, margin, &s, out, err))
             vf__replay_finish(&r, out, allocated, ctx, 0);
+        if (o->train.eval_batch && !r.broken)
+            eval_figures(out, &r, &s, allocated, ctx, o->train.eval_batch);
     } else {
         vf__device_set(out, allocated, allocated, ctx, 0);
         vf__assume(out, "caching allocator = not replayed for tensor or pipeline parallelism: reserved taken as "
                         "allocated");
+        if (o->train.eval_batch)
+            vf__assume(out, "evaluation step = not replayed for tensor or pipeline parallelism: the verdict is the "
+                            "training step's");
     }
     vf__replay_close(&r);
     if (hf) {

@@ -180,19 +180,6 @@ static bool make_deq(step_ctx *x)
     return ok;
 }
 
-/* bitsandbytes' matmul_4bit: the weight dequantized to 16 bit for the
- * matmul, freed after it (quantized from fp16 under a bf16 compute: the fp16
- * copy and its bf16 cast alive together). */
-static void dequantize_block(step_ctx *x, uint32_t l)
-{
-    for (size_t k = x->deq_first[l]; k < x->deq_first[l + 1]; k++) {
-        uint32_t a = vf__replay_alloc(x->r, x->deq[k]);
-        uint32_t b = x->c->bnb_fp16_quant ? vf__replay_alloc(x->r, x->deq[k]) : 0;
-        vf__replay_free(x->r, a);
-        vf__replay_free(x->r, b);
-    }
-}
-
 /* torchtune's optimizer_in_bwd: the gradient made, its parameter's own
  * optimizer stepped by the post-accumulate-grad hook (its states on the
  * first step, its temporary), then zero_grad() frees the gradient. */
@@ -421,7 +408,7 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
     vf__shard_gather(x, 0);
     for (uint32_t l = 0; l < x->L && !r->broken; l++) {
         vf__shard_gather(x, l + 1);
-        dequantize_block(x, l);
+        vf__train_dequantize(x, l);
         save_block(x, &blocks[l]);
         if (x->c->act_offload)
             offload_block(x, &blocks[l], stash, &n_stash);
@@ -459,7 +446,7 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
             bring_back(x, &blocks[l]);
         tset rc;
         recompute_block(x, &rc);
-        dequantize_block(x, l);
+        vf__train_dequantize(x, l);
         make_grads(x, (int32_t)l, false);
         transient(x, A->bwd_mlp, x->uff);
         transient(x, A->bwd_attn, A->attn_scores ? vf__smul(A->attn_scores, 4) : x->u);
@@ -518,7 +505,7 @@ typedef struct vf__trkey {
     vf__tconf conf;
     uint64_t step_temp, ws, device_bytes, capacity, hold;
     uint64_t hidden, inter;
-    uint32_t L;
+    uint32_t L, eval_batch;
     vf_optimizer optimizer;
     vf_optim_impl impl;
     vf_recompute recompute;
@@ -533,6 +520,7 @@ typedef struct vf__trmemo {
     vf__trkey key;
     vf__tstats stats;
     uint64_t largest; /* the step's largest request (fit's margin) */
+    uint64_t eval_allocated, eval_reserved; /* the evaluation step's own peaks */
 } vf__trmemo;
 
 #define TRMEMO_MAX 1024 /* past this many a model's steps are replayed every time */
@@ -570,6 +558,7 @@ static void trmemo_key(vf__trkey *k, const vf__replay *r, const vf_train_opts *t
     k->hidden = a->hidden;
     k->inter = a->inter;
     k->L = a->n_layers;
+    k->eval_batch = t->eval_batch;
     k->optimizer = t->optimizer;
     k->impl = t->optim_impl;
     if (c->lora) /* which matrices carry adapters; NF4 or NF4 with double quantization */
@@ -589,6 +578,8 @@ static bool trmemo_get(vf__replay *r, const vf_model *m, const vf__trkey *k, siz
     if (l) {
         r->stats = l->stats;
         r->largest = l->largest;
+        r->track_allocated = l->eval_allocated;
+        r->track_reserved = l->eval_reserved;
         r->kept = true;
         r->oom = r->broken = l->stats.failed;
     }
@@ -604,6 +595,8 @@ static void trmemo_put(const vf__replay *r, const vf_model *m, const vf__trkey *
     e->key = *k;
     e->stats = vf__replay_stats(r);
     e->largest = r->largest;
+    e->eval_allocated = r->track_allocated;
+    e->eval_reserved = r->track_reserved;
     pthread_mutex_lock(&trmemo_lock);
     e->next = vf__model_memo(m, &trmemo_slot);
     if (vf__model_memo_set(m, &trmemo_slot, e, trmemo_free))
@@ -703,6 +696,8 @@ static void replay_steps(vf__replay *r, const vf_model *m, const vf_train_opts *
     vf__replay_alloc(r, ws);
     for (int step = 0; step < 2 && !r->broken; step++)
         one_step(&x, blocks, &outside);
+    if (t->eval_batch && !r->broken)
+        vf__train_eval_step(&x);
     ctx_free(&x, blocks);
 }
 

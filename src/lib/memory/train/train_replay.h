@@ -71,5 +71,10 @@ VF_HIDDEN void vf__shard_backward(step_ctx *x, bool begin);
 VF_HIDDEN void vf__shard_grads(step_ctx *x, uint32_t u);
 /* optimizer.step() on the shards, then zero_grad. */
 VF_HIDDEN void vf__shard_step(step_ctx *x);
+/* QLoRA: block l's 4-bit matrices dequantized for its matmuls, each freed after. */
+VF_HIDDEN void vf__train_dequantize(step_ctx *x, uint32_t l);
+/* The evaluation step after the training steps (train_replay_eval.c), its
+ * peaks tracked on x->r (track_allocated, track_reserved). */
+VF_HIDDEN void vf__train_eval_step(step_ctx *x);
 
 #endif
