@@ -127,11 +127,13 @@ check_err "activation offload with litgpt refused" 2 "torchtune's" \
     "$VF" estimate --train --runtime litgpt --activation-offload "$L02"
 # --grad-checkpoint unsloth (unsloth_zoo Unsloth_Offloaded_Gradient_Checkpointer): the same 24 blocks' inputs,
 # 262,144 B each, copied to host memory (6,291,456 B); the GPU keeps the one being copied, so the device's
-# activations drop by 23 x 262,144 = 6,029,312 B from full checkpointing's
+# activations drop by 23 x 262,144 = 6,029,312 B from full checkpointing's, and Unsloth's final norm
+# (Fast_RMS_Layernorm: X and the fp32 rstd, 2 x 512 x 256 + 4 x 512) keeps 1,048,576 B less than HF's
+# (fp32 x and x^2, the bf16 output, the rstd: 10 x 512 x 256 + 4 x 512): 7,077,888 B
 uns_json=$("$VF" estimate --train --json --precision bf16 --batch 2 --context 256 --grad-checkpoint unsloth \
     "$TMP/l24/config.json")
 uns_d=$(( $(printf '%s' "$off_plain" | jq .components.activations) - $(printf '%s' "$uns_json" | jq .components.activations) ))
-[ "$uns_d" = 6029312 ] && ok "unsloth checkpoints: device activations 6,029,312 B lower" || fail "unsloth checkpoints delta: $uns_d"
+[ "$uns_d" = 7077888 ] && ok "unsloth checkpoints: device activations 7,077,888 B lower" || fail "unsloth checkpoints delta: $uns_d"
 [ "$(printf '%s' "$uns_json" | jq .host_bytes)" = 6291456 ] && ok "unsloth checkpoints: 6,291,456 B in host memory" ||
     fail "unsloth checkpoints host" "$(printf '%s' "$uns_json" | jq .host_bytes)"
 check_out "unsloth checkpoints named" 0 "Unsloth_Offloaded_Gradient_Checkpointer" \
@@ -140,6 +142,27 @@ check_err "unsloth checkpoints with activation offload refused" 2 "one of them" 
     "$VF" estimate --train --grad-checkpoint unsloth --activation-offload "$L02"
 check_err "unsloth checkpoints with litgpt refused" 2 "not litgpt's" \
     "$VF" estimate --train --runtime litgpt --grad-checkpoint unsloth "$L02"
+# Unsloth's patched blocks under --grad-checkpoint unsloth (hand derivation from unsloth/kernels/fast_lora.py and
+# rms_layernorm.py; l02: T 512, h 256, ff 688, 4 heads x 64, 1 kv head, bf16, flash, LoRA all-linear, dropout 0):
+# each Fast_RMS_Layernorm keeps X (2 x 512 x 256 = 262,144) and the fp32 rstd (4 x 512 = 2,048): 2 x 264,192;
+# LoRA_QKV's X 262,144; flash's q, k, v, out and lse 2 x 512 x (2 x 256 + 2 x 64) + 4 x 2 x 4 x 256 = 663,552;
+# LoRA_MLP's X, e, g 262,144 + 2 x 2 x 512 x 688 = 1,671,168; one block 3,125,248 B (no adapter saves anything);
+# the final norm keeps 264,192 instead of HF's fp32 x, x^2 and output (1,312,768): outside 1,048,576 B lower
+uns_l="$("$VF" estimate --train --explain --precision bf16 --batch 2 --context 256 --grad-checkpoint unsloth --attn flash \
+    --lora-rank 8 --lora-targets all-linear "$L02")"
+hf_l="$("$VF" estimate --train --explain --precision bf16 --batch 2 --context 256 --grad-checkpoint full --attn flash \
+    --lora-rank 8 --lora-targets all-linear "$L02")"
+per_block() { printf '%s\n' "$1" | sed -n 's/.*activations per block \([0-9]*\).*/\1/p'; }
+outside() { printf '%s\n' "$1" | sed -n 's/.*activations per block.* + outside \([0-9]*\) .*/\1/p'; }
+[ "$(per_block "$uns_l")" = 3125248 ] && ok "unsloth fused LoRA block: 3,125,248 B saved" ||
+    fail "unsloth fused LoRA block" "$(per_block "$uns_l")"
+[ $(( $(outside "$hf_l") - $(outside "$uns_l") )) = 1048576 ] && ok "unsloth final norm: 1,048,576 B below HF's" ||
+    fail "unsloth final norm" "$(outside "$hf_l") $(outside "$uns_l")"
+# with lora_dropout > 0 Unsloth leaves PEFT's modules in place: each adapter's dropped copy and mask come back
+uns_drop="$("$VF" estimate --train --explain --precision bf16 --batch 2 --context 256 --grad-checkpoint unsloth \
+    --attn flash --lora-rank 8 --lora-targets all-linear --lora-dropout 0.05 "$L02")"
+[ "$(per_block "$uns_drop")" -gt 3125248 ] && printf '%s' "$uns_drop" | grep -q "lora kernels = PEFT's modules" &&
+    ok "unsloth with lora dropout: PEFT's modules priced" || fail "unsloth with lora dropout"
 # QLoRA under ZeRO-3 with bitsandbytes before 0.43.0 (no bnb_4bit_quant_storage: PEFT's DeepSpeed guide)
 check_err "qlora with zero 3 on bitsandbytes 0.42 refused" 2 "needs bitsandbytes >= 0.43.0" \
     "$VF" estimate --train --lora-rank 8 --qlora nf4 --zero 3 --gpus 2 --bnb-version 0.42.0 "$L02"

@@ -222,6 +222,7 @@ static vf_status resolve(const vf_model *m, const vf_estimate_opts *o, vf__tcfg 
     c->optim_in_bwd = t->optim_in_bwd;
     c->act_offload = t->act_offload || t->ckpt_offload;
     c->ckpt_offload = t->ckpt_offload;
+    c->unsloth = t->ckpt_offload;
     /* peft/utils/other.py prepare_model_for_kbit_training: every fp16/bf16
      * parameter (what bitsandbytes did not quantize: embeddings, norms, the
      * head, biases) cast to fp32; an RMSNorm with an fp32 weight returns fp32
@@ -537,11 +538,24 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
         vf__assume(out, "lora = rank %u on %s, dropout %.2f%s%s", t->lora_rank,
                    t->lora_targets[0] ? t->lora_targets : "q,v", (double)t->lora_dropout, c.qlora ? ", base " : "",
                    c.qlora ? t->qlora : "");
-    if (c.adapter_in)
+    const bool fused_lora = vf__unsloth_lora(&a, &c, &s);
+    if (c.adapter_in && !fused_lora)
         vf__assume(out, "lora adapters = fp32 on the 16-bit base (PEFT autocast_adapter_dtype=True): weights, "
                         "gradients and AdamW states at 4 bytes, no master copy; each adapter keeps its own %s copy "
                         "of its input (--adapter-dtype base: the base's dtype)",
                    c.adapter_in == 4 ? "fp32" : "autocast 16-bit");
+    if (c.unsloth && a.rmsnorm)
+        vf__assume(out, "norms = Unsloth's Fast_RMS_Layernorm (unsloth/kernels/rms_layernorm.py): each keeps its "
+                        "input and the fp32 rstd per row, no fp32 copy of the input");
+    if (fused_lora)
+        vf__assume(out, "lora kernels = Unsloth's fused (unsloth/kernels/fast_lora.py LoRA_QKV, LoRA_W, LoRA_MLP): "
+                        "base and adapters in one autograd Function at the base dtype, saving only X (and e = X @ "
+                        "gate, g = X @ up for the MLP); no adapter keeps A's output or a copy of its input; the "
+                        "MLP's backward makes one tokens x ff tensor (swiglu's backward in place, dX into X)%s",
+                   c.adapter_in ? "; the adapters' weights, gradients and AdamW states at 4 bytes" : "");
+    else if (c.unsloth && c.lora)
+        vf__assume(out, "lora kernels = PEFT's modules: Unsloth patches its fused kernels in only with lora_dropout "
+                        "0 and all of q, k, v, o, gate, up, down targeted on a dense gated block");
     if (t->load_fp32)
         vf__assume(out, "load dtype = fp32 (from_pretrained without torch_dtype): the frozen base%s at 4 bytes, "
                         "an fp32 residual stream%s", c.qlora ? "'s unquantized parameters" : "",

@@ -14,6 +14,11 @@
  * normalised x back in the residual dtype. */
 static uint64_t norm_bytes(const vf__tarch *a, const vf__tcfg *c, uint64_t T, uint32_t r)
 {
+    /* unsloth/kernels/rms_layernorm.py Fast_RMS_Layernorm: save_for_backward(X,
+     * W, r): its input as given and the fp32 rstd per row; the weight's
+     * gradient is not made (the norms are frozen under LoRA) */
+    if (a->rmsnorm && c->unsloth)
+        return (uint64_t)c->act * T * a->hidden + 4 * T;
     if (a->rmsnorm && c->litgpt) {
         /* litgpt/model.py RMSNorm: x = x.float(); x * x and x * rsqrt(...)
          * keep the one fp32 x and the fp32 rsqrt per token; x_normed (fp32)
@@ -57,6 +62,33 @@ static uint64_t mlp_bytes(const vf__tarch *a, const vf__tstates *s, uint64_t tok
 /* one default with inference: what transformers picks (SDPA) */
 static vf_attn train_attn(const vf__tcfg *c) { return c->attn == VF_ATTN_DEFAULT ? VF_ATTN_SDPA : c->attn; }
 
+/* Unsloth's fused LoRA kernels (unsloth/kernels/fast_lora.py), patched in
+ * by get_peft_model when lora_dropout is 0 and bias "none": LoRA_QKV,
+ * LoRA_W (o) and LoRA_MLP run base and adapters in one autograd Function at
+ * the base dtype; they apply here when all seven matrices of a dense gated
+ * block are targeted (q, k, v, o, gate, up, down). */
+bool vf__unsloth_lora(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s)
+{
+    return c->unsloth && c->lora && c->lora_dropout <= 0 && a->gated_mlp && a->rmsnorm && a->n_experts <= 1 &&
+           a->n_layers && s->lora_qkv_mask == 7u && s->lora_act_extra == 7ull * a->n_layers;
+}
+
+/* A block under those kernels: LoRA_QKV saves its input X (the first norm's
+ * output) and the A/B weights; the attention core as priced for the kernel
+ * (LoRA_W's X is the attention's output, already saved); LoRA_MLP saves X,
+ * e = X @ gate and g = X @ up (h = swiglu(e, g) dies in the forward, remade
+ * in place over e and g by swiglu_DWf_DW_dfg_kernel in backward). No
+ * adapter keeps A's output or a cast of its input. */
+static void unsloth_block(const vf__tarch *a, const vf__tcfg *c, uint64_t core, vf__tacts *o, uint64_t *mlp_part)
+{
+    const uint64_t T = c->T, h = a->hidden, act = c->act;
+    const uint64_t nrm = norm_bytes(a, c, T, c->resid);
+    const uint64_t mlp = act * T * h + 2 * act * T * a->inter;
+    o->ff_kept = 2 * act * T * a->inter;
+    o->layer = 2 * nrm + act * T * h + core + mlp;
+    *mlp_part = mlp + nrm;
+}
+
 /* One block's saved tensors (o->layer); *mlp_part: what its second norm, MLP
  * and dropout mask hold, freed before the attention's backward. */
 static void block_saved(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf__tacts *o, uint64_t *mlp_part)
@@ -90,6 +122,10 @@ static void block_saved(const vf__tarch *a, const vf__tcfg *c, const vf__tstates
     }
     if (c->litgpt)
         core += vf__litgpt_qkv_saved(a, c, s);
+    if (vf__unsloth_lora(a, c, s)) {
+        unsloth_block(a, c, core, o, mlp_part);
+        return;
+    }
     L += core;
     if (a->resid_drop > 0)
         L += 2 * T * h; /* masks after attention and after the MLP */
@@ -266,6 +302,12 @@ static void step_transients(const vf__tarch *a, const vf__tcfg *c, const vf__tst
     else
         attn_t = (uint64_t)act * T * 3 * qdim;
     uint64_t mlp_t = 2 * (uint64_t)act * T * (a->n_experts > 1 ? a->moe_inter : a->inter);
+    /* LoRA_MLP.backward: DW = dY @ down^T (tokens x ff) is the one new
+     * intermediate-width tensor (the swiglu backward writes h, df, de over DW,
+     * e, g); dX = df @ up^T goes into X (out=X, inplace=True) and is added to
+     * by addmm_; the adapters' temporaries are tokens x rank (X @ A^T, dY @ B^T) */
+    if (vf__unsloth_lora(a, c, s))
+        mlp_t = (uint64_t)act * T * a->inter + 2 * (uint64_t)act * T * c->lora_rank;
     o->bwd_layer = attn_t > mlp_t ? attn_t : mlp_t;
     o->bwd_attn = attn_t;
     o->bwd_mlp = mlp_t;

@@ -61,6 +61,8 @@ typedef struct vf__tcfg {
     bool optim_in_bwd;    /* each parameter stepped by its post-accumulate-grad hook, its gradient freed there */
     bool act_offload;     /* saved activations of the blocks in pinned host memory (torchtune OffloadActivations) */
     bool ckpt_offload;    /* with act_offload: only the checkpoints, one on the device (Unsloth's checkpointer) */
+    bool unsloth;         /* Unsloth's patched model (its checkpointer implies it): its fast RMSNorm, and its
+                             fused LoRA kernels where they apply (train_act.c unsloth_block) */
     bool kbit_fp32;       /* PEFT prepare_model_for_kbit_training: the unquantized parameters at fp32 */
     uint32_t adapter_in;  /* fp32 LoRA adapters on a 16-bit base: bytes of the copy of its input each adapter
                              saves (4: x.to(fp32); 2: autocast's bf16 cast of it); 0: the input is shared */
@@ -143,6 +145,8 @@ VF_HIDDEN void vf__litgpt_loss(const vf__tarch *a, const vf__tcfg *c, vf__tacts 
 /* QLoRA's forward transient given the 4-bit head's dequantized bytes `deq`. */
 VF_HIDDEN uint64_t vf__litgpt_head_deq(const vf__tarch *a, const vf__tcfg *c, const vf__tacts *o, uint64_t deq);
 
+/* Whether Unsloth's fused LoRA kernels price the blocks (train_act.c). */
+VF_HIDDEN bool vf__unsloth_lora(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s);
 VF_HIDDEN void vf__train_acts(const vf__tarch *a, const vf__tcfg *c, const vf__tstates *s, vf_recompute rc,
                               vf__tacts *out);
 
