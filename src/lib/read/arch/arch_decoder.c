@@ -1,5 +1,6 @@
 /* arch_decoder.c — llama-like decoders: llama, mistral, mixtral, qwen2,
  * qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma4, phi3, olmo2,
+ * arcee, nemotron,
  * gpt_oss; and DeepSeek-V2/V3 (multi-head latent attention, shared experts,
  * multi-token-prediction layers). Tensor names and shapes as the reference
  * checkpoints store them (transformers modeling_<family>.py module tree).
@@ -20,6 +21,7 @@ typedef struct spec {
     bool fused;       /* qkv_proj and gate_up_proj (Phi-3) */
     bool no_gate;     /* up_proj and down_proj only (Arcee's ReLU² MLP) */
     bool no_norms;    /* OLMo (1): LayerNorms without weights, none stored */
+    bool ln_bias;     /* LayerNorms with weight and bias (Nemotron's LayerNorm1P) */
     bool sinks;       /* per-head attention sinks (gpt-oss) */
     moe_kind moe;
 } spec;
@@ -93,7 +95,9 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     char p[96];
     snprintf(p, sizeof p, "%slayers.%u.", s->pre, i);
 
-    if (!s->olmo_norms && !s->no_norms)
+    if (s->ln_bias)
+        vf__ab_layernorm(b, h, "%sinput_layernorm", p);
+    else if (!s->olmo_norms && !s->no_norms)
         vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
     unsigned qb = s->qkv_bias ? VF_LIN_BIAS : 0, ob = s->o_bias ? VF_LIN_BIAS : 0;
     bool gemma4 = is(type, "gemma4") || is(type, "gemma4_text");
@@ -135,7 +139,9 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     }
     if (s->sinks)
         vf__ab_param(b, H, 0, "%sself_attn.sinks", p);
-    if (!s->no_norms)
+    if (s->ln_bias)
+        vf__ab_layernorm(b, h, "%spost_attention_layernorm", p);
+    else if (!s->no_norms)
         vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
     if (s->gemma_norms) {
         vf__ab_param(b, h, 0, "%spre_feedforward_layernorm.weight", p);
@@ -298,6 +304,9 @@ vf_status vf__arch_decoder(vf__ab *b)
         s.fused = true;
     } else if (is(type, "arcee")) {
         s.no_gate = true;
+    } else if (is(type, "nemotron")) { /* modeling_nemotron.py: ReLU² MLP, NemotronLayerNorm1P */
+        s.no_gate = true;
+        s.ln_bias = true;
     } else if (is(type, "olmo")) {
         s.no_norms = true;
     } else if (is(type, "olmo2")) {
@@ -339,7 +348,9 @@ vf_status vf__arch_decoder(vf__ab *b)
     }
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++)
         block(b, &s, type, i);
-    if (!s.no_norms)
+    if (s.ln_bias)
+        vf__ab_layernorm(b, hp->hidden_size, "%snorm", s.pre);
+    else if (!s.no_norms)
         vf__ab_param(b, hp->hidden_size, 0, "%snorm.weight", s.pre);
     if (!hp->tie_word_embeddings)
         vf__ab_linear(b, 0, hp->vocab_size, hp->hidden_size, "%s", s.head);

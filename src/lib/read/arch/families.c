@@ -32,6 +32,7 @@ static const vf__family families[] = {
     {"smollm3", vf__arch_decoder, 0, NULL, NULL, NULL},   /* SmolLM3Config: tied */
     {"granite", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"arcee", vf__arch_decoder, UN, NULL, NULL, NULL},    /* llama layout, MLP without a gate (ReLU²) */  /* llama layout + multipliers (no weights) */
+    {"nemotron", vf__arch_decoder, UN, NULL, NULL, NULL}, /* Nemotron-4 / Minitron: arcee's MLP, LayerNorms with bias */
     /* MLA decoders (arch_decoder.c) */
     {"deepseek_v2", vf__arch_deepseek, UN, NULL, NULL, NULL},
     {"deepseek_v3", vf__arch_deepseek, UN, NULL, NULL, NULL},
