@@ -1,6 +1,6 @@
 /* arch_decoder.c — llama-like decoders: llama, mistral, mixtral, qwen2,
  * qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma4, phi3, olmo2,
- * arcee, nemotron,
+ * arcee, nemotron, afmoe,
  * gpt_oss; and DeepSeek-V2/V3 (multi-head latent attention, shared experts,
  * multi-token-prediction layers). Tensor names and shapes as the reference
  * checkpoints store them (transformers modeling_<family>.py module tree).
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-typedef enum moe_kind { MOE_NONE, MOE_MIXTRAL, MOE_QWEN, MOE_GPT_OSS, MOE_GEMMA4 } moe_kind;
+typedef enum moe_kind { MOE_NONE, MOE_MIXTRAL, MOE_QWEN, MOE_GPT_OSS, MOE_GEMMA4, MOE_AFMOE } moe_kind;
 
 typedef struct spec {
     const char *pre;  /* decoder prefix: "model." */
@@ -22,6 +22,7 @@ typedef struct spec {
     bool no_gate;     /* up_proj and down_proj only (Arcee's ReLU² MLP) */
     bool no_norms;    /* OLMo (1): LayerNorms without weights, none stored */
     bool ln_bias;     /* LayerNorms with weight and bias (Nemotron's LayerNorm1P) */
+    bool afmoe;       /* AFMoE: a sigmoid gate on the attention output, norms before and after the MLP */
     bool sinks;       /* per-head attention sinks (gpt-oss) */
     moe_kind moe;
 } spec;
@@ -139,6 +140,8 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     }
     if (s->sinks)
         vf__ab_param(b, H, 0, "%sself_attn.sinks", p);
+    if (s->afmoe)
+        vf__ab_linear(b, 0, H * hd, h, "%sself_attn.gate_proj", p);
     if (s->ln_bias)
         vf__ab_layernorm(b, h, "%spost_attention_layernorm", p);
     else if (!s->no_norms)
@@ -149,6 +152,10 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     }
     if (s->olmo_norms)
         vf__ab_param(b, h, 0, "%spost_feedforward_layernorm.weight", p);
+    if (s->afmoe) {
+        vf__ab_param(b, h, 0, "%spre_mlp_layernorm.weight", p);
+        vf__ab_param(b, h, 0, "%spost_mlp_layernorm.weight", p);
+    }
 
     uint64_t E = hp->n_experts, mff = hp->moe_intermediate_size, ff = hp->intermediate_size;
     /* Gemma4TextMLP: use_double_wide_mlp doubles the KV-sharing layers' width */
@@ -186,6 +193,31 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
             vf__ab_linear(b, 0, h, sff, "%smlp.shared_expert.down_proj", p);
             vf__ab_linear(b, 0, 1, h, "%smlp.shared_expert_gate", p);
         }
+        break;
+    case MOE_AFMOE:
+        /* AfmoeSparseMoeBlock after the first num_dense_layers blocks: the
+         * sigmoid router, shared experts of num_shared_experts x the expert
+         * width, routed experts, and expert_bias [E] (the router's score
+         * offset, a parameter with requires_grad=False) */
+        if (i < hp->first_k_dense || !E) {
+            mlp(b, s, p, h, ff);
+            break;
+        }
+        vf__ab_linear(b, 0, E, h, "%smlp.router.gate", p);
+        for (uint64_t e = 0; e < E; e++) {
+            char ep[192];
+            vf__ab_name(ep, sizeof ep, "%smlp.experts.%llu.", p, (unsigned long long)e);
+            vf__ab_linear(b, 0, mff, h, "%sgate_proj", ep);
+            vf__ab_linear(b, 0, mff, h, "%sup_proj", ep);
+            vf__ab_linear(b, 0, h, mff, "%sdown_proj", ep);
+        }
+        if (hp->n_shared_experts) {
+            uint64_t sff = mff * hp->n_shared_experts; /* both bounded by the config caps */
+            vf__ab_linear(b, 0, sff, h, "%smlp.shared_experts.gate_proj", p);
+            vf__ab_linear(b, 0, sff, h, "%smlp.shared_experts.up_proj", p);
+            vf__ab_linear(b, 0, h, sff, "%smlp.shared_experts.down_proj", p);
+        }
+        vf__ab_param(b, E, 0, "%smlp.expert_bias", p);
         break;
     case MOE_GPT_OSS:
         vf__ab_linear(b, VF_LIN_BIAS, E, h, "%smlp.router", p);
@@ -304,6 +336,10 @@ vf_status vf__arch_decoder(vf__ab *b)
         s.fused = true;
     } else if (is(type, "arcee")) {
         s.no_gate = true;
+    } else if (is(type, "afmoe")) { /* modeling_afmoe.py (Arcee's Trinity) */
+        s.moe = MOE_AFMOE;
+        s.afmoe = true;
+        s.qk_norm = 1;
     } else if (is(type, "nemotron")) { /* modeling_nemotron.py: ReLU² MLP, NemotronLayerNorm1P */
         s.no_gate = true;
         s.ln_bias = true;
