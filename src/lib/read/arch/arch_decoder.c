@@ -1,6 +1,6 @@
 /* arch_decoder.c — llama-like decoders: llama, mistral, mixtral, qwen2,
  * qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma4, phi3, olmo2,
- * arcee, nemotron, afmoe,
+ * arcee, nemotron, afmoe, cohere (Command-R),
  * gpt_oss; and DeepSeek-V2/V3 (multi-head latent attention, shared experts,
  * multi-token-prediction layers). Tensor names and shapes as the reference
  * checkpoints store them (transformers modeling_<family>.py module tree).
@@ -15,13 +15,15 @@ typedef struct spec {
     const char *pre;  /* decoder prefix: "model." */
     const char *head; /* output head name without ".weight" */
     bool qkv_bias, o_bias, mlp_bias;
-    int qk_norm;      /* 0 none, 1 per head [head_dim], 2 whole projection [heads*head_dim] (OLMo 2) */
+    int qk_norm;      /* 0 none, 1 per head [head_dim], 2 whole projection [heads*head_dim] (OLMo 2),
+                       * 3 one row per head [heads, head_dim] (Cohere's use_qk_norm) */
     bool gemma_norms; /* pre/post feed-forward norms (Gemma 2/3/4) */
     bool olmo_norms;  /* post-attention and post-feed-forward norms only (OLMo 2) */
     bool fused;       /* qkv_proj and gate_up_proj (Phi-3) */
     bool no_gate;     /* up_proj and down_proj only (Arcee's ReLU² MLP) */
     bool no_norms;    /* OLMo (1): LayerNorms without weights, none stored */
     bool ln_bias;     /* LayerNorms with weight and bias (Nemotron's LayerNorm1P) */
+    bool parallel;    /* attention and MLP read the same input_layernorm: no second norm (Cohere) */
     bool afmoe;       /* AFMoE: a sigmoid gate on the attention output, norms before and after the MLP */
     bool sinks;       /* per-head attention sinks (gpt-oss) */
     moe_kind moe;
@@ -137,6 +139,9 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     } else if (s->qk_norm == 2) {
         vf__ab_param(b, H * hd, 0, "%sself_attn.q_norm.weight", p);
         vf__ab_param(b, kv * hd, 0, "%sself_attn.k_norm.weight", p);
+    } else if (s->qk_norm == 3) {
+        vf__ab_param(b, H, hd, "%sself_attn.q_norm.weight", p);
+        vf__ab_param(b, kv, hd, "%sself_attn.k_norm.weight", p);
     }
     if (s->sinks)
         vf__ab_param(b, H, 0, "%sself_attn.sinks", p);
@@ -144,7 +149,7 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
         vf__ab_linear(b, 0, H * hd, h, "%sself_attn.gate_proj", p);
     if (s->ln_bias)
         vf__ab_layernorm(b, h, "%spost_attention_layernorm", p);
-    else if (!s->no_norms)
+    else if (!s->no_norms && !s->parallel)
         vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
     if (s->gemma_norms) {
         vf__ab_param(b, h, 0, "%spre_feedforward_layernorm.weight", p);
@@ -336,6 +341,9 @@ vf_status vf__arch_decoder(vf__ab *b)
         s.fused = true;
     } else if (is(type, "arcee")) {
         s.no_gate = true;
+    } else if (is(type, "cohere")) { /* modeling_cohere.py: CohereLayerNorm has no bias */
+        s.parallel = true;
+        s.qk_norm = vf__cfg_bool(b->cfg, "use_qk_norm", false) ? 3 : 0;
     } else if (is(type, "afmoe")) { /* modeling_afmoe.py (Arcee's Trinity) */
         s.moe = MOE_AFMOE;
         s.afmoe = true;
