@@ -209,3 +209,7 @@ check_json "nemotron: thhaus/nemotron3-8b = 8540135424 by hand" 0 \
     '.params == 8540135424 and .approximate == false' "$VF" inspect --json thhaus/nemotron3-8b
 check_json "cohere: c4ai-command-r-plus = 103810674688 by hand" 0 \
     '.params == 103810674688 and .approximate == false' "$VF" inspect --json alpindale/c4ai-command-r-plus-GPTQ
+# jais2: a Jais-2-8B fine-tune's sizes = inceptionai/Jais-2-8B-Chat's Hub
+# total (llmfit hf_models.json parameters_raw, tests/reference/catalog)
+check_json "jais2: Jais-2-8B's sizes = Jais-2-8B-Chat's Hub total 8090401280" 0 \
+    '.params == 8090401280 and .approximate == false' "$VF" inspect --json yoriis/JAIS2-IT-0.3

@@ -1,6 +1,6 @@
 /* arch_decoder.c — llama-like decoders: llama, mistral, mixtral, qwen2,
  * qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma4, phi3, olmo2,
- * arcee, nemotron, afmoe, cohere (Command-R),
+ * arcee, nemotron, jais2, afmoe, cohere (Command-R),
  * gpt_oss; and DeepSeek-V2/V3 (multi-head latent attention, shared experts,
  * multi-token-prediction layers). Tensor names and shapes as the reference
  * checkpoints store them (transformers modeling_<family>.py module tree).
@@ -348,7 +348,9 @@ vf_status vf__arch_decoder(vf__ab *b)
         s.moe = MOE_AFMOE;
         s.afmoe = true;
         s.qk_norm = 1;
-    } else if (is(type, "nemotron")) { /* modeling_nemotron.py: ReLU² MLP, NemotronLayerNorm1P */
+    } else if (is(type, "nemotron") || is(type, "jais2")) {
+        /* modeling_nemotron.py: ReLU² MLP, NemotronLayerNorm1P; Jais2 (modular_jais2.py)
+         * is that MLP and nn.LayerNorm in llama's layout, with biases by default */
         s.no_gate = true;
         s.ln_bias = true;
     } else if (is(type, "olmo")) {
