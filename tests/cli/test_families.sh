@@ -213,3 +213,7 @@ check_json "cohere: c4ai-command-r-plus = 103810674688 by hand" 0 \
 # total (llmfit hf_models.json parameters_raw, tests/reference/catalog)
 check_json "jais2: Jais-2-8B's sizes = Jais-2-8B-Chat's Hub total 8090401280" 0 \
     '.params == 8090401280 and .approximate == false' "$VF" inspect --json yoriis/JAIS2-IT-0.3
+# diffllama: DiffLlama-0.3B-handcut has Llama-3.2-1B's sizes (tied): that
+# Hub total (1,235,814,400, catalog.tsv) + 4 lambdas of head_dim 64 in 16 layers
+check_json "diffllama: DiffLlama-0.3B-handcut = Llama-3.2-1B's Hub total + 16 x 4 x 64" 0 \
+    '.params == 1235818496 and .approximate == false' "$VF" inspect --json kajuma/DiffLlama-0.3B-handcut

@@ -1,6 +1,6 @@
 /* arch_decoder.c — llama-like decoders: llama, mistral, mixtral, qwen2,
  * qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma4, phi3, olmo2,
- * arcee, nemotron, jais2, afmoe, cohere (Command-R),
+ * arcee, nemotron, jais2, afmoe, cohere (Command-R), diffllama,
  * gpt_oss; and DeepSeek-V2/V3 (multi-head latent attention, shared experts,
  * multi-token-prediction layers). Tensor names and shapes as the reference
  * checkpoints store them (transformers modeling_<family>.py module tree).
@@ -23,6 +23,7 @@ typedef struct spec {
     bool no_gate;     /* up_proj and down_proj only (Arcee's ReLU² MLP) */
     bool no_norms;    /* OLMo (1): LayerNorms without weights, none stored */
     bool ln_bias;     /* LayerNorms with weight and bias (Nemotron's LayerNorm1P) */
+    bool diff;        /* DiffLlama: lambda_{q,k}{1,2} [head_dim]; its groupnorm has no weight */
     bool parallel;    /* attention and MLP read the same input_layernorm: no second norm (Cohere) */
     bool afmoe;       /* AFMoE: a sigmoid gate on the attention output, norms before and after the MLP */
     bool sinks;       /* per-head attention sinks (gpt-oss) */
@@ -147,6 +148,11 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
         vf__ab_param(b, H, 0, "%sself_attn.sinks", p);
     if (s->afmoe)
         vf__ab_linear(b, 0, H * hd, h, "%sself_attn.gate_proj", p);
+    if (s->diff) {
+        static const char *const lam[4] = {"q1", "k1", "q2", "k2"};
+        for (int k = 0; k < 4; k++)
+            vf__ab_param(b, hd, 0, "%sself_attn.lambda_%s", p, lam[k]);
+    }
     if (s->ln_bias)
         vf__ab_layernorm(b, h, "%spost_attention_layernorm", p);
     else if (!s->no_norms && !s->parallel)
@@ -341,6 +347,8 @@ vf_status vf__arch_decoder(vf__ab *b)
         s.fused = true;
     } else if (is(type, "arcee")) {
         s.no_gate = true;
+    } else if (is(type, "diffllama")) { /* modular_diffllama.py */
+        s.diff = true;
     } else if (is(type, "cohere")) { /* modeling_cohere.py: CohereLayerNorm has no bias */
         s.parallel = true;
         s.qk_norm = vf__cfg_bool(b->cfg, "use_qk_norm", false) ? 3 : 0;

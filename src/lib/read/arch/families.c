@@ -35,6 +35,7 @@ static const vf__family families[] = {
     {"nemotron", vf__arch_decoder, UN, NULL, NULL, NULL}, /* Nemotron-4 / Minitron: arcee's MLP, LayerNorms with bias */
     {"jais2", vf__arch_decoder, UN | VF_TR_QKV_BIAS | VF_TR_MLP_BIAS, NULL, NULL, NULL}, /* nemotron's block, biases */
     {"afmoe", vf__arch_decoder, UN, NULL, NULL, NULL},    /* Arcee Trinity: gated attention, sigmoid-routed experts */
+    {"diffllama", vf__arch_decoder, UN, NULL, NULL, NULL}, /* llama + differential-attention lambdas */
     {"cohere", vf__arch_decoder, 0, NULL, NULL, NULL},    /* Command-R: parallel block, CohereConfig tied */
     /* MLA decoders (arch_decoder.c) */
     {"deepseek_v2", vf__arch_deepseek, UN, NULL, NULL, NULL},
