@@ -197,3 +197,23 @@ jq '.architectures = ["XLMRobertaModel"] | .transformers_version = "4.39.3"' dat
     >"$TMP/xlmr-base.json"
 check_json "xlm-roberta-base as XLMRobertaModel = JobBERT-v3's 278043648" 0 '.stored_elements == 278043648' \
     "$VF" inspect --json "$TMP/xlmr-base.json"
+
+# nemotron and cohere, counted by hand from transformers' module lists
+# (modeling_nemotron.py, modeling_cohere.py) with each config's sizes, no Hub
+# total held: nemotron3-8b = 2 x 256000 x 4096 (untied) + 32 x (4 x 4096^2
+# attention + 2 x 16384 x 4096 ReLU² MLP + 2 LayerNorms of weight and bias)
+# + the final LayerNorm (2 x 4096); c4ai-command-r-plus = 256000 x 12288
+# (tied) + 64 x (2 x 12288^2 + 2 x 1024 x 12288 attention + 96 x 128 and
+# 8 x 128 q/k norms + 3 x 33792 x 12288 MLP + one norm of 12288) + 12288
+check_json "nemotron: thhaus/nemotron3-8b = 8540135424 by hand" 0 \
+    '.params == 8540135424 and .approximate == false' "$VF" inspect --json thhaus/nemotron3-8b
+check_json "cohere: c4ai-command-r-plus = 103810674688 by hand" 0 \
+    '.params == 103810674688 and .approximate == false' "$VF" inspect --json alpindale/c4ai-command-r-plus-GPTQ
+# jais2: a Jais-2-8B fine-tune's sizes = inceptionai/Jais-2-8B-Chat's Hub
+# total (llmfit hf_models.json parameters_raw, tests/reference/catalog)
+check_json "jais2: Jais-2-8B's sizes = Jais-2-8B-Chat's Hub total 8090401280" 0 \
+    '.params == 8090401280 and .approximate == false' "$VF" inspect --json yoriis/JAIS2-IT-0.3
+# diffllama: DiffLlama-0.3B-handcut has Llama-3.2-1B's sizes (tied): that
+# Hub total (1,235,814,400, catalog.tsv) + 4 lambdas of head_dim 64 in 16 layers
+check_json "diffllama: DiffLlama-0.3B-handcut = Llama-3.2-1B's Hub total + 16 x 4 x 64" 0 \
+    '.params == 1235818496 and .approximate == false' "$VF" inspect --json kajuma/DiffLlama-0.3B-handcut

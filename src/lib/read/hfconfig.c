@@ -358,7 +358,7 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
 
     /* attention / MLP biases as the families define them */
     hp->attention_bias = vf__cfg_bool(t, "attention_bias", ttr & VF_TR_QKV_BIAS);
-    hp->mlp_bias = vf__cfg_bool(t, "mlp_bias", false);
+    hp->mlp_bias = vf__cfg_bool(t, "mlp_bias", ttr & VF_TR_MLP_BIAS);
     if (tr & VF_TR_BIASES) {
         hp->attention_bias = hp->mlp_bias = falcon ? vf__cfg_bool(t, "bias", false) : true;
     }

@@ -177,6 +177,7 @@ enum {
     VF_TR_FALCON = 1 << 6,   /* falcon: multi_query, new_decoder_architecture and "bias" keys */
     VF_TR_NO_ATTN = 1 << 7,  /* attention-free (pure state-space): no heads needed */
     VF_TR_VLM = 1 << 8,      /* a vision-language wrapper: text_config + vision_config */
+    VF_TR_MLP_BIAS = 1 << 9, /* mlp_bias defaults to true */
 };
 
 typedef struct vf__family {

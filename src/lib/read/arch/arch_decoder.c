@@ -1,5 +1,6 @@
 /* arch_decoder.c — llama-like decoders: llama, mistral, mixtral, qwen2,
  * qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma4, phi3, olmo2,
+ * arcee, nemotron, jais2, afmoe, cohere (Command-R), diffllama,
  * gpt_oss; and DeepSeek-V2/V3 (multi-head latent attention, shared experts,
  * multi-token-prediction layers). Tensor names and shapes as the reference
  * checkpoints store them (transformers modeling_<family>.py module tree).
@@ -8,18 +9,23 @@
 
 #include <string.h>
 
-typedef enum moe_kind { MOE_NONE, MOE_MIXTRAL, MOE_QWEN, MOE_GPT_OSS, MOE_GEMMA4 } moe_kind;
+typedef enum moe_kind { MOE_NONE, MOE_MIXTRAL, MOE_QWEN, MOE_GPT_OSS, MOE_GEMMA4, MOE_AFMOE } moe_kind;
 
 typedef struct spec {
     const char *pre;  /* decoder prefix: "model." */
     const char *head; /* output head name without ".weight" */
     bool qkv_bias, o_bias, mlp_bias;
-    int qk_norm;      /* 0 none, 1 per head [head_dim], 2 whole projection [heads*head_dim] (OLMo 2) */
+    int qk_norm;      /* 0 none, 1 per head [head_dim], 2 whole projection [heads*head_dim] (OLMo 2),
+                       * 3 one row per head [heads, head_dim] (Cohere's use_qk_norm) */
     bool gemma_norms; /* pre/post feed-forward norms (Gemma 2/3/4) */
     bool olmo_norms;  /* post-attention and post-feed-forward norms only (OLMo 2) */
     bool fused;       /* qkv_proj and gate_up_proj (Phi-3) */
     bool no_gate;     /* up_proj and down_proj only (Arcee's ReLU² MLP) */
     bool no_norms;    /* OLMo (1): LayerNorms without weights, none stored */
+    bool ln_bias;     /* LayerNorms with weight and bias (Nemotron's LayerNorm1P) */
+    bool diff;        /* DiffLlama: lambda_{q,k}{1,2} [head_dim]; its groupnorm has no weight */
+    bool parallel;    /* attention and MLP read the same input_layernorm: no second norm (Cohere) */
+    bool afmoe;       /* AFMoE: a sigmoid gate on the attention output, norms before and after the MLP */
     bool sinks;       /* per-head attention sinks (gpt-oss) */
     moe_kind moe;
 } spec;
@@ -93,7 +99,9 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     char p[96];
     snprintf(p, sizeof p, "%slayers.%u.", s->pre, i);
 
-    if (!s->olmo_norms && !s->no_norms)
+    if (s->ln_bias)
+        vf__ab_layernorm(b, h, "%sinput_layernorm", p);
+    else if (!s->olmo_norms && !s->no_norms)
         vf__ab_param(b, h, 0, "%sinput_layernorm.weight", p);
     unsigned qb = s->qkv_bias ? VF_LIN_BIAS : 0, ob = s->o_bias ? VF_LIN_BIAS : 0;
     bool gemma4 = is(type, "gemma4") || is(type, "gemma4_text");
@@ -132,10 +140,22 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     } else if (s->qk_norm == 2) {
         vf__ab_param(b, H * hd, 0, "%sself_attn.q_norm.weight", p);
         vf__ab_param(b, kv * hd, 0, "%sself_attn.k_norm.weight", p);
+    } else if (s->qk_norm == 3) {
+        vf__ab_param(b, H, hd, "%sself_attn.q_norm.weight", p);
+        vf__ab_param(b, kv, hd, "%sself_attn.k_norm.weight", p);
     }
     if (s->sinks)
         vf__ab_param(b, H, 0, "%sself_attn.sinks", p);
-    if (!s->no_norms)
+    if (s->afmoe)
+        vf__ab_linear(b, 0, H * hd, h, "%sself_attn.gate_proj", p);
+    if (s->diff) {
+        static const char *const lam[4] = {"q1", "k1", "q2", "k2"};
+        for (int k = 0; k < 4; k++)
+            vf__ab_param(b, hd, 0, "%sself_attn.lambda_%s", p, lam[k]);
+    }
+    if (s->ln_bias)
+        vf__ab_layernorm(b, h, "%spost_attention_layernorm", p);
+    else if (!s->no_norms && !s->parallel)
         vf__ab_param(b, h, 0, "%spost_attention_layernorm.weight", p);
     if (s->gemma_norms) {
         vf__ab_param(b, h, 0, "%spre_feedforward_layernorm.weight", p);
@@ -143,6 +163,10 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     }
     if (s->olmo_norms)
         vf__ab_param(b, h, 0, "%spost_feedforward_layernorm.weight", p);
+    if (s->afmoe) {
+        vf__ab_param(b, h, 0, "%spre_mlp_layernorm.weight", p);
+        vf__ab_param(b, h, 0, "%spost_mlp_layernorm.weight", p);
+    }
 
     uint64_t E = hp->n_experts, mff = hp->moe_intermediate_size, ff = hp->intermediate_size;
     /* Gemma4TextMLP: use_double_wide_mlp doubles the KV-sharing layers' width */
@@ -180,6 +204,31 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
             vf__ab_linear(b, 0, h, sff, "%smlp.shared_expert.down_proj", p);
             vf__ab_linear(b, 0, 1, h, "%smlp.shared_expert_gate", p);
         }
+        break;
+    case MOE_AFMOE:
+        /* AfmoeSparseMoeBlock after the first num_dense_layers blocks: the
+         * sigmoid router, shared experts of num_shared_experts x the expert
+         * width, routed experts, and expert_bias [E] (the router's score
+         * offset, a parameter with requires_grad=False) */
+        if (i < hp->first_k_dense || !E) {
+            mlp(b, s, p, h, ff);
+            break;
+        }
+        vf__ab_linear(b, 0, E, h, "%smlp.router.gate", p);
+        for (uint64_t e = 0; e < E; e++) {
+            char ep[192];
+            vf__ab_name(ep, sizeof ep, "%smlp.experts.%llu.", p, (unsigned long long)e);
+            vf__ab_linear(b, 0, mff, h, "%sgate_proj", ep);
+            vf__ab_linear(b, 0, mff, h, "%sup_proj", ep);
+            vf__ab_linear(b, 0, h, mff, "%sdown_proj", ep);
+        }
+        if (hp->n_shared_experts) {
+            uint64_t sff = mff * hp->n_shared_experts; /* both bounded by the config caps */
+            vf__ab_linear(b, 0, sff, h, "%smlp.shared_experts.gate_proj", p);
+            vf__ab_linear(b, 0, sff, h, "%smlp.shared_experts.up_proj", p);
+            vf__ab_linear(b, 0, h, sff, "%smlp.shared_experts.down_proj", p);
+        }
+        vf__ab_param(b, E, 0, "%smlp.expert_bias", p);
         break;
     case MOE_GPT_OSS:
         vf__ab_linear(b, VF_LIN_BIAS, E, h, "%smlp.router", p);
@@ -298,6 +347,20 @@ vf_status vf__arch_decoder(vf__ab *b)
         s.fused = true;
     } else if (is(type, "arcee")) {
         s.no_gate = true;
+    } else if (is(type, "diffllama")) { /* modular_diffllama.py */
+        s.diff = true;
+    } else if (is(type, "cohere")) { /* modeling_cohere.py: CohereLayerNorm has no bias */
+        s.parallel = true;
+        s.qk_norm = vf__cfg_bool(b->cfg, "use_qk_norm", false) ? 3 : 0;
+    } else if (is(type, "afmoe")) { /* modeling_afmoe.py (Arcee's Trinity) */
+        s.moe = MOE_AFMOE;
+        s.afmoe = true;
+        s.qk_norm = 1;
+    } else if (is(type, "nemotron") || is(type, "jais2")) {
+        /* modeling_nemotron.py: ReLU² MLP, NemotronLayerNorm1P; Jais2 (modular_jais2.py)
+         * is that MLP and nn.LayerNorm in llama's layout, with biases by default */
+        s.no_gate = true;
+        s.ln_bias = true;
     } else if (is(type, "olmo")) {
         s.no_norms = true;
     } else if (is(type, "olmo2")) {
@@ -339,7 +402,9 @@ vf_status vf__arch_decoder(vf__ab *b)
     }
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++)
         block(b, &s, type, i);
-    if (!s.no_norms)
+    if (s.ln_bias)
+        vf__ab_layernorm(b, hp->hidden_size, "%snorm", s.pre);
+    else if (!s.no_norms)
         vf__ab_param(b, hp->hidden_size, 0, "%snorm.weight", s.pre);
     if (!hp->tie_word_embeddings)
         vf__ab_linear(b, 0, hp->vocab_size, hp->hidden_size, "%s", s.head);

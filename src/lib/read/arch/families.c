@@ -32,6 +32,11 @@ static const vf__family families[] = {
     {"smollm3", vf__arch_decoder, 0, NULL, NULL, NULL},   /* SmolLM3Config: tied */
     {"granite", vf__arch_decoder, UN, NULL, NULL, NULL},
     {"arcee", vf__arch_decoder, UN, NULL, NULL, NULL},    /* llama layout, MLP without a gate (ReLU²) */  /* llama layout + multipliers (no weights) */
+    {"nemotron", vf__arch_decoder, UN, NULL, NULL, NULL}, /* Nemotron-4 / Minitron: arcee's MLP, LayerNorms with bias */
+    {"jais2", vf__arch_decoder, UN | VF_TR_QKV_BIAS | VF_TR_MLP_BIAS, NULL, NULL, NULL}, /* nemotron's block, biases */
+    {"afmoe", vf__arch_decoder, UN, NULL, NULL, NULL},    /* Arcee Trinity: gated attention, sigmoid-routed experts */
+    {"diffllama", vf__arch_decoder, UN, NULL, NULL, NULL}, /* llama + differential-attention lambdas */
+    {"cohere", vf__arch_decoder, 0, NULL, NULL, NULL},    /* Command-R: parallel block, CohereConfig tied */
     /* MLA decoders (arch_decoder.c) */
     {"deepseek_v2", vf__arch_deepseek, UN, NULL, NULL, NULL},
     {"deepseek_v3", vf__arch_deepseek, UN, NULL, NULL, NULL},
