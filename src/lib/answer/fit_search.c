@@ -78,24 +78,33 @@ static uint64_t vllm_needed(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t 
         return 0;
     if (fits_envelope(c, o, lo, &d) == 1)
         return lo;
-    /* secant on the envelope's slack from two starting devices */
-    uint64_t e1 = 0, e2 = 0, g1 = probe, g2 = probe * 2;
-    if (fits_envelope(c, o, g1, &e1) >= 0 && c->scratch->starts) {
-        e1 = vf__sadd(e1, c->scratch->size_round_bytes);
-        if (fits_envelope(c, o, g2, &e2) >= 0 && c->scratch->starts) {
-            e2 = vf__sadd(e2, c->scratch->size_round_bytes);
-            double s = ((double)e2 - (double)e1) / (double)(g2 - g1);
-            double g = s < 1 ? ((double)e1 - s * (double)g1) / (1 - s) : 0;
-            if (g > (double)lo && g < (double)hi) {
-                uint64_t x = (uint64_t)g;
-                for (int k = 0; k < 4 && x < hi; k++, x++) /* the floor of util x bytes: a byte or two */
-                    if (fits_envelope(c, o, x, &d) == 1) {
-                        hi = x;
-                        break;
-                    }
-                if (hi == x && x > lo + 2 && fits_envelope(c, o, x - 2, &d) == 0)
-                    lo = x - 2;
+    /* secant on the envelope's slack from two starting devices; every probe
+     * narrows the bracket, the envelope being monotone */
+    uint64_t g[2] = {probe, probe * 2}, env[2] = {0, 0};
+    bool started = true;
+    for (int i = 0; i < 2; i++) {
+        int r = fits_envelope(c, o, g[i], &env[i]);
+        if (r < 0)
+            return 0;
+        started = started && c->scratch->starts;
+        env[i] = vf__sadd(env[i], c->scratch->size_round_bytes);
+        if (r == 1 && g[i] < hi)
+            hi = g[i];
+        if (r == 0 && g[i] > lo)
+            lo = g[i];
+    }
+    if (started) {
+        double s = ((double)env[1] - (double)env[0]) / (double)(g[1] - g[0]);
+        double x = s < 1 ? ((double)env[0] - s * (double)g[0]) / (1 - s) : 0;
+        /* the floor of utilization x bytes: a byte or two either side */
+        for (uint64_t k = 0, at = (uint64_t)x; x > (double)lo && x < (double)hi && k < 4 && at < hi; k++, at++) {
+            if (fits_envelope(c, o, at, &d) == 1) {
+                hi = at;
+                if (at > lo + 2 && fits_envelope(c, o, at - 2, &d) == 0)
+                    lo = at - 2;
+                break;
             }
+            lo = at; /* starts checks past the guess (a request's KV): bisect from here */
         }
     }
     while (hi - lo > 1) { /* envelope: fits(hi), !fits(lo) */
