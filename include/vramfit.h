@@ -664,6 +664,10 @@ typedef struct vf_infer_opts { VF_GROWABLE_BEGIN
     bool kv_unified;         /* llama.cpp --kv-unified: one KV stream shared by all sequences */
     bool logits_all;         /* transformers: logits for every prompt position (a plain forward, or
                                 generate before logits_to_keep), not one per sequence */
+    uint64_t gpu_class_bytes; /* the memory of the device whose class sets size-dependent defaults (vLLM's
+                                 max_num_batched_tokens/max_num_seqs, the cuBLAS workspace of an unnamed
+                                 device); 0 = gpu_bytes. fit holds it at the device asked while it searches
+                                 the smallest memory that fits */
 VF_GROWABLE_END(1024) } vf_infer_opts;
 VF_SIZE_PINNED(vf_infer_opts, 1024);
 

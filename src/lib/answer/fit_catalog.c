@@ -13,8 +13,9 @@
  * (the smallest device it fits on, for engines that size a cache from the
  * device). */
 /* Needs found by bisection, per layout and device name: they depend on the
- * knobs, the layout and the device's generation (its CUDA context and
- * workspaces), not on the row's memory, so rows of one device class with the
+ * knobs, the layout, the device's generation (its CUDA context and
+ * workspaces) and memory class (vLLM's defaults), not on the row's exact
+ * memory, so rows of one device class with the
  * same layout share one bisection (~45 estimate runs each). */
 #define NEED_MEMO 32
 typedef struct need_memo {
@@ -24,6 +25,7 @@ typedef struct need_memo {
         int zero;
         char gen;     /* vf__gpu_generation of the row's device */
         uint32_t sms; /* and its SM count (vLLM's Triton top-k/top-p buffer, vllm.c) */
+        bool big;     /* and its memory class: vLLM's defaults from 70 GiB (vf__gpu_class_bytes) */
         uint64_t need;
     } e[NEED_MEMO];
 } need_memo;
@@ -35,9 +37,10 @@ static uint64_t layout_need(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_
     if (vf__name_has(o->infer.gpu_name, "a100"))
         gen = -1; /* vLLM treats the A100 apart from other large devices (vllm.c) */
     uint32_t sms = vf__gpu_sm_count(o->infer.gpu_name);
+    bool big = gpu_bytes >= (uint64_t)70 << 30;
     for (size_t i = 0; i < mm->n; i++)
         if (mm->e[i].gpus == p->gpus && mm->e[i].tp == p->tp && mm->e[i].pp == p->pp && mm->e[i].zero == p->zero &&
-            mm->e[i].gen == gen && mm->e[i].sms == sms)
+            mm->e[i].gen == gen && mm->e[i].sms == sms && mm->e[i].big == big)
             return mm->e[i].need;
     bool bisected = false;
     uint64_t need = vf__fit_needed_ex(c, o, gpu_bytes, &bisected);
@@ -48,6 +51,7 @@ static uint64_t layout_need(vf__fit_ctx *c, const vf_estimate_opts *o, const vf_
         mm->e[mm->n].zero = p->zero;
         mm->e[mm->n].gen = gen;
         mm->e[mm->n].sms = sms;
+        mm->e[mm->n].big = big;
         mm->e[mm->n++].need = need;
     }
     return need;

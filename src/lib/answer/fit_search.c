@@ -48,19 +48,119 @@ int vf__fit_try(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, u
     return c->scratch->starts && dev <= gpu_bytes ? 1 : 0;
 }
 
+/* fits() on the steady envelope of a vLLM estimate: device_bytes plus what
+ * the pool's whole blocks left unused (size_round_bytes), which grows as
+ * gpu_memory_utilization x the device, so the verdict is monotone in it; *dev
+ * is the plain device figure (+ margin). -status on an estimate error. */
+static int fits_envelope(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, uint64_t *dev)
+{
+    int r = vf__fit_try(c, o, gpu_bytes, dev, NULL);
+    if (r < 0)
+        return r;
+    uint64_t env = vf__sadd(*dev, c->scratch->size_round_bytes);
+    return c->scratch->starts && env <= gpu_bytes ? 1 : 0;
+}
+
+/*
+ * vLLM's smallest device: every device from it up fits. The plain verdict is
+ * not monotone: its pool takes whole blocks of the budget, so one byte more
+ * of device can add a block and leave less free (a sawtooth of one block's
+ * height). Its envelope is monotone and implies a fit, so bisect that (after
+ * one secant step: it is linear once the engine starts), then walk down: at a
+ * fitting N, every device in [device(N) + margin, N] fits as far as the size
+ * goes, device_bytes never growing as the device shrinks, so N drops to that
+ * while the engine still starts there (its checks are monotone: bisected).
+ */
+static uint64_t vllm_needed(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t probe)
+{
+    uint64_t lo = (uint64_t)1 << 20, hi = (uint64_t)1 << 44, d = 0;
+    if (fits_envelope(c, o, hi, &d) != 1)
+        return 0;
+    if (fits_envelope(c, o, lo, &d) == 1)
+        return lo;
+    /* secant on the envelope's slack from two starting devices; every probe
+     * narrows the bracket, the envelope being monotone */
+    uint64_t g[2] = {probe, probe * 2}, env[2] = {0, 0};
+    bool started = true;
+    for (int i = 0; i < 2; i++) {
+        int r = fits_envelope(c, o, g[i], &env[i]);
+        if (r < 0)
+            return 0;
+        started = started && c->scratch->starts;
+        env[i] = vf__sadd(env[i], c->scratch->size_round_bytes);
+        if (r == 1 && g[i] < hi)
+            hi = g[i];
+        if (r == 0 && g[i] > lo)
+            lo = g[i];
+    }
+    if (started) {
+        double s = ((double)env[1] - (double)env[0]) / (double)(g[1] - g[0]);
+        double x = s < 1 ? ((double)env[0] - s * (double)g[0]) / (1 - s) : 0;
+        /* the floor of utilization x bytes: a byte or two either side */
+        for (uint64_t k = 0, at = (uint64_t)x; x > (double)lo && x < (double)hi && k < 4 && at < hi; k++, at++) {
+            if (fits_envelope(c, o, at, &d) == 1) {
+                hi = at;
+                if (at > lo + 2 && fits_envelope(c, o, at - 2, &d) == 0)
+                    lo = at - 2;
+                break;
+            }
+            lo = at; /* starts checks past the guess (a request's KV): bisect from here */
+        }
+    }
+    while (hi - lo > 1) { /* envelope: fits(hi), !fits(lo) */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (fits_envelope(c, o, mid, &d) == 1)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    uint64_t n = hi;
+    for (int guard = 0; guard < 4096; guard++) { /* fits on [n, inf) */
+        if (vf__fit_try(c, o, n, &d, NULL) != 1)
+            break; /* not reached: n fitted when it was taken */
+        uint64_t floor_n = d < n ? d : n - 1; /* below it the size itself fails, unless a block goes */
+        int r = vf__fit_try(c, o, floor_n, NULL, NULL);
+        if (r == 1) {
+            n = floor_n;
+            continue;
+        }
+        if (floor_n == n - 1)
+            break;
+        /* fails at device(n) + margin only if the engine does not start:
+         * bisect its start-up checks over (floor_n, n] */
+        uint64_t a = floor_n, b = n;
+        while (b - a > 1) {
+            uint64_t mid = a + (b - a) / 2;
+            if (vf__fit_try(c, o, mid, NULL, NULL) == 1)
+                b = mid;
+            else
+                a = mid;
+        }
+        n = b;
+        break;
+    }
+    return n;
+}
+
 /*
  * The memory a configuration needs per device: the estimate's device_bytes
  * when that does not depend on the device's size; else (vLLM sizes its KV
- * pool from the device) the smallest device memory on which it fits, found by
- * bisection to the byte. 0 when no size up to 16 TiB fits.
+ * pool from the device) the smallest device memory from which on every size
+ * fits (vllm_needed), or, for a training replay, the smallest on which it
+ * fits by bisection. The device's class (vLLM's defaults) stays that of the
+ * device asked: only its memory varies. 0 when no size up to 16 TiB fits.
  */
 uint64_t vf__fit_needed(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes)
 {
     return vf__fit_needed_ex(c, o, gpu_bytes, NULL);
 }
 
-uint64_t vf__fit_needed_ex(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t gpu_bytes, bool *bisected)
+uint64_t vf__fit_needed_ex(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu_bytes, bool *bisected)
 {
+    vf_estimate_opts x = *base;
+    const vf_estimate_opts *o = &x;
+    if (!x.infer.gpu_class_bytes)
+        x.infer.gpu_class_bytes = gpu_bytes ? gpu_bytes : base->gpu_bytes;
     uint64_t a = 0, b = 0;
     uint64_t probe = gpu_bytes ? gpu_bytes : (uint64_t)80 << 30;
     int ra = vf__fit_try(c, o, probe, &a, NULL);
@@ -69,6 +169,8 @@ uint64_t vf__fit_needed_ex(vf__fit_ctx *c, const vf_estimate_opts *o, uint64_t g
         *bisected = !(ra >= 0 && rb >= 0 && a == b);
     if (ra >= 0 && rb >= 0 && a == b)
         return a;
+    if (o->runtime == VF_RUNTIME_VLLM && o->mode == VF_MODE_INFERENCE)
+        return vllm_needed(c, o, probe);
     uint64_t lo = (uint64_t)1 << 20, hi = (uint64_t)1 << 44;
     if (vf__fit_try(c, o, hi, NULL, NULL) != 1)
         return 0;

@@ -208,6 +208,13 @@ VF_HIDDEN void vf__ggml_cuda_overhead(const vf_estimate_opts *o, const vf__ggml_
                                       vf__ggml_cost *c);
 /* cuBLAS + cuBLASLt workspaces PyTorch allocates through its allocator. */
 VF_HIDDEN uint64_t vf__cublas_workspace_bytes(const char *gpu_name, uint64_t gpu_bytes);
+/* The memory that sets a device's size-dependent class (vLLM's defaults, an
+ * unnamed device's cuBLAS workspace): the device asked, which fit holds while
+ * it varies gpu_bytes alone in its search for the smallest memory. */
+static inline uint64_t vf__gpu_class_bytes(const vf_estimate_opts *o)
+{
+    return o->infer.gpu_class_bytes ? o->infer.gpu_class_bytes : o->gpu_bytes;
+}
 /* Fills device_bytes and its parts (reserved is raised to allocated). */
 VF_HIDDEN void vf__device_set(vf_estimate *e, uint64_t allocated, uint64_t reserved, uint64_t context,
                               uint64_t outside);

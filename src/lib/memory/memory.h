@@ -72,6 +72,11 @@ struct vf_estimate {
     uint64_t phase_load_bytes, phase_profile_bytes, phase_idle_bytes;
     /* training with an evaluation step: its peak allocated plus the context (0: none) */
     uint64_t eval_bytes;
+    /* vLLM: what the KV pool's whole blocks leave unused of its budget.
+     * device_bytes + this = the device x gpu_memory_utilization plus what
+     * sits outside the budget: it grows steadily with the device, where
+     * device_bytes steps by a block (fit's smallest device, fit_search.c) */
+    uint64_t size_round_bytes;
 };
 
 /* Appends "fmt" to e->assumptions / e->explain (silently drops past VF_MAX_NOTES). */

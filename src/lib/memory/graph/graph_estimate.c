@@ -42,7 +42,7 @@ static uint64_t torch_costs(const vf_estimate_opts *o, vf_estimate *e, uint64_t 
     char why[VF_NOTE_LEN];
     *ctx = vf__torch_context_bytes(o, true, why, sizeof why);
     vf__assume(e, "cuda context = %s", why);
-    return vf__cublas_workspace_bytes(o->infer.gpu_name, o->gpu_bytes);
+    return vf__cublas_workspace_bytes(o->infer.gpu_name, vf__gpu_class_bytes(o));
 }
 
 /* What the device holds: the components' sum (no allocator replay for

@@ -296,7 +296,7 @@ vf_status vf__infer_litgpt(const vf_model *m, const vf_estimate_opts *o, vf_esti
     uint64_t kv = lit_kv_cache(hp, b, ctx, a);
     uint64_t load = lit_load_transient(&lw, q);
     lit_prefill p;
-    lit_prefill_sum(hp, &lw, q, prec, a, b, qt, ctx, o->gpu_bytes, &p);
+    lit_prefill_sum(hp, &lw, q, prec, a, b, qt, ctx, vf__gpu_class_bytes(o), &p);
 
     e->gpus = 1;
     e->weights = lw.bytes;

@@ -480,7 +480,7 @@ vf_status vf__train_run(const vf_model *m, const vf_estimate_opts *o, vf_estimat
     bool torch = o->runtime == VF_RUNTIME_TRANSFORMERS || o->runtime == VF_RUNTIME_LITGPT;
     char ctx_why[VF_NOTE_LEN];
     uint64_t ctx = vf__torch_context_bytes(o, true, ctx_why, sizeof ctx_why);
-    uint64_t ws = vf__cublas_workspace_bytes(o->infer.gpu_name, o->gpu_bytes);
+    uint64_t ws = vf__cublas_workspace_bytes(o->infer.gpu_name, vf__gpu_class_bytes(o));
     uint64_t runtime = o->runtime == VF_RUNTIME_TRANSFORMERS ? ctx + ws : 0;
 
     static const char *const rc_name[] = {"none", "selective", "full"};

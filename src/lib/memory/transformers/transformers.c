@@ -87,7 +87,7 @@ vf_status vf__infer_transformers(const vf_model *m, const vf_estimate_opts *o, v
         e->activations = w.largest_src - e->kv_cache;
     /* the process: the allocator replayed over these allocations, the
      * workspaces on it, the context beside it */
-    uint64_t ws = vf__cublas_workspace_bytes(io->gpu_name, o->gpu_bytes);
+    uint64_t ws = vf__cublas_workspace_bytes(io->gpu_name, vf__gpu_class_bytes(o));
     char ctx_why[VF_NOTE_LEN];
     uint64_t ctx_bytes = vf__torch_context_bytes(o, true, ctx_why, sizeof ctx_why);
     vf__replay r;

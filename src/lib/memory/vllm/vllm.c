@@ -87,6 +87,7 @@ typedef struct vcfg {
     uint32_t ep, dp;       /* --enable-expert-parallel: the expert group (tp x dp ranks); 0 = off */
     uint32_t moe_tp;       /* how many ways a rank's experts are split: tp, or 1 under expert parallel */
     double util;
+    uint64_t class_bytes; /* the device whose class sets the defaults (vf__gpu_class_bytes) */
     uint64_t gpu_bytes, mml, mnbt, mns, seqs, requested, swa_tok, a, rope, non_torch, overhead, graphs, ctx;
     char ctx_why[VF_NOTE_LEN];
     uint64_t bs;          /* tokens per KV block: 16, or what the hybrid layout raises it to */
@@ -231,14 +232,15 @@ static vf_status settings(const vf_model *m, const vf_estimate_opts *o, const vf
      * serve`): >= 70 GiB and not an A100: 8192 batched tokens, 1024
      * sequences; otherwise 2048 and 256. V0: max(max_model_len, 2048) tokens
      * without chunked prefill, 256 sequences. */
-    c->big = o->gpu_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
+    c->class_bytes = vf__gpu_class_bytes(o);
+    c->big = c->class_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
     /* which devices get the larger defaults, by release: H100 and H200 by
      * name (vllm PR #12369, 0.7.1), then 70 GiB and more (PR #17073, 0.8.5),
      * then A100s excepted (PR #17885, 0.9.0) */
     if (!vf__vllm_at_least(&c->ver, 0, 8, 5))
         c->big = vf__name_has(io->gpu_name, "h100") || vf__name_has(io->gpu_name, "h200");
     else if (!vf__vllm_at_least(&c->ver, 0, 9, 0))
-        c->big = o->gpu_bytes >= 70 * GIB;
+        c->big = c->class_bytes >= 70 * GIB;
     if (c->is_v1) {
         c->mnbt = c->big ? 8192 : 2048;
         c->mns = c->big ? 1024 : 256;
@@ -459,8 +461,8 @@ static void profile_peaks(const vf_hparams *hp, const vf_infer_opts *io, const v
     p->hid = vf__sadd(vf__smul(vf__smul(c->mnbt, h), a), vf__smul(vf__smul(c->seqs, h), c->is_v1 ? 2 * a : a));
     p->samp = vf__sadd(p->hid, sampler_bytes(io, c, V, light, &p->sort_tmp));
     /* an unnamed device of 70 GiB and more, not an A100, stands for Hopper */
-    bool hopper_class = c->gpu_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
-    p->ws = vf__cublas_workspace_bytes(io->gpu_name, hopper_class ? c->gpu_bytes : 0);
+    bool hopper_class = c->class_bytes >= 70 * GIB && !vf__name_has(io->gpu_name, "a100");
+    p->ws = vf__cublas_workspace_bytes(io->gpu_name, hopper_class ? c->class_bytes : 0);
 }
 
 /* Every rank sizes its pool from what it has left; the engine then gives
@@ -721,6 +723,10 @@ vf_status vf__infer_vllm(const vf_model *m, const vf_estimate_opts *o, vf_estima
     /* the profile's cached blocks are released (torch.cuda.empty_cache in
      * determine_available_memory) before the pool is allocated in one piece */
     vf__device_set(e, vf__sadd(vf__sadd(b->weights, b->pool), b->act), 0, c.ctx, c.non_torch + c.graphs);
+    /* without whole blocks every rank's device would be the budget plus
+     * what lies outside it: requested + context + graphs captured after */
+    uint64_t unrounded = vf__sadd(vf__sadd(c.requested, c.ctx), c.graphs_in_budget ? 0 : c.graphs);
+    e->size_round_bytes = e->starts && unrounded > e->device_bytes ? unrounded - e->device_bytes : 0;
     /* the phases (vllm/v1/worker/gpu_worker.py): weights loaded after the
      * context; the profile's peak with its non-torch growth; then
      * empty_cache, the pool in one piece and the graphs captured: serving
