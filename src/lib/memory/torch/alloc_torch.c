@@ -30,6 +30,7 @@ typedef struct blk {
     uint32_t lt, rt; /* children in its pool's cache tree (while cached) */
     uint32_t prio;   /* its treap priority (prio(slot)) */
     bool small, allocated, mapped, live;
+    bool placed; /* allocated by vf__talloc_place: never freed, so a placement after it may join it */
     bool pinned; /* in a segment with a block that is never freed (dropped by a freeze): never unsplit */
 } blk;
 
@@ -766,26 +767,28 @@ static uint32_t take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
     return i;
 }
 
-uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
+/* malloc up to alloc_found_block: the block that serves orig (rounded into
+ * *size, from pool *pp), NONE when none does (stats.failed). */
+static uint32_t find_block(vf__talloc *a, uint64_t orig, uint64_t *size, pool **pp)
 {
     if (!a || orig > ((uint64_t)1 << 52))
         return NONE;
-    uint64_t size = vf__talloc_round(a, orig);
-    bool small = size <= SMALL_SIZE;
-    pool *p = &a->pools[small ? 0 : 1];
-    uint32_t i = get_free_block(a, p, size);
+    *size = vf__talloc_round(a, orig);
+    bool small = *size <= SMALL_SIZE;
+    pool *p = *pp = &a->pools[small ? 0 : 1];
+    uint32_t i = get_free_block(a, p, *size);
     if (!i && a->frac_allowed && a->c.gc_threshold > 0)
         garbage_collect(a);
     if (!i && a->c.expandable) {
-        i = alloc_expandable(a, p, small, size);
+        i = alloc_expandable(a, p, small, *size);
         if (!i && a->allowed) {
             release_cached(a);
-            i = alloc_expandable(a, p, small, size);
+            i = alloc_expandable(a, p, small, *size);
         }
     } else if (!i) {
-        uint64_t bytes = allocation_size(size);
+        uint64_t bytes = allocation_size(*size);
         i = alloc_segment(a, small, bytes);
-        if (!i && a->allowed && release_available(a, p, size))
+        if (!i && a->allowed && release_available(a, p, *size))
             i = alloc_segment(a, small, bytes);
         if (!i && a->allowed) {
             release_cached(a);
@@ -795,9 +798,68 @@ uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
     if (!i) {
         a->st.failed = true;
         a->st.failed_request = orig;
-        return NONE;
     }
-    return take(a, p, i, size);
+    return i;
+}
+
+uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
+{
+    uint64_t size;
+    pool *p;
+    uint32_t i = find_block(a, orig, &size, &p);
+    return i ? take(a, p, i, size) : NONE;
+}
+
+static void count_allocated(vf__talloc *a, uint64_t bytes)
+{
+    a->st.allocated += bytes;
+    if (a->st.allocated > a->st.peak_allocated)
+        a->st.peak_allocated = a->st.allocated;
+}
+
+/* take() for a block never freed, with fewer blocks to the same effect:
+ * what it serves joins the placed block before it (the two are never freed,
+ * so nothing can tell them apart), and a whole segment it fills has no
+ * block at all (allocated, never freed, beside nothing: no rule reads it).
+ * The cached rest keeps the address and size take() gives it. */
+static bool place_take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
+{
+    blk *x = B(a, i);
+    uint32_t pv = x->prev;
+    bool after_placed = pv && B(a, pv)->placed;
+    if (should_split(a, x, size)) {
+        if (!after_placed) {
+            if (!take(a, p, i, size))
+                return false;
+            B(a, i)->placed = true;
+            return true;
+        }
+        B(a, pv)->size += size;
+        x->addr += size;
+        x->size -= size;
+        cache_insert(a, p, i);
+        count_allocated(a, size);
+        return true;
+    }
+    count_allocated(a, x->size);
+    if (!pv && !x->next && !x->pinned) {
+        blk_delete(a, i);
+    } else if (after_placed) {
+        absorb(a, pv, i);
+    } else {
+        x->allocated = x->placed = true;
+    }
+    return true;
+}
+
+bool vf__talloc_place(vf__talloc *a, uint64_t orig)
+{
+    if (a && a->c.expandable) /* the pages and holes read each block: placed as malloc does */
+        return vf__talloc_malloc(a, orig) != NONE;
+    uint64_t size;
+    pool *p;
+    uint32_t i = find_block(a, orig, &size, &p);
+    return i && place_take(a, p, i, size);
 }
 
 /* free_block: merge with free neighbours of the same segment, then cache. */
@@ -905,7 +967,49 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
 }
 
 vf__talloc *vf__talloc_freeze(const vf__talloc *a) { return a ? copy(a, false) : NULL; }
-vf__talloc *vf__talloc_clone(const vf__talloc *a) { return a ? copy(a, true) : NULL; }
+/* A clone of an allocator whose slots are all in use (a freeze's, which
+ * numbers them afresh): the slots keep their numbers, so the blocks, links
+ * and trees copy as they are — what copy() gives, without its map. */
+static vf__talloc *copy_dense(const vf__talloc *a)
+{
+    vf__talloc *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *a;
+    c->b = NULL, c->spare = NULL, c->cap_spare = 0, c->cap = a->n;
+    c->pools[0].holes = c->pools[1].holes = NULL;
+    c->pools[0].cap_holes = c->pools[1].cap_holes = 0;
+    bool ok = !a->n || (c->b = malloc((size_t)a->n * sizeof *c->b)) != NULL;
+    if (ok && a->n)
+        memcpy(c->b, a->b, (size_t)a->n * sizeof *c->b);
+    for (int k = 0; k < 2 && ok; k++) {
+        const pool *pa = &a->pools[k];
+        pool *pc = &c->pools[k];
+        pc->n_holes = 0;
+        if (pa->n_holes && !(pc->holes = malloc((size_t)pa->n_holes * sizeof *pc->holes)))
+            ok = false;
+        else if (pa->n_holes)
+            memcpy(pc->holes, pa->holes, (size_t)pa->n_holes * sizeof *pc->holes);
+        pc->n_holes = pc->cap_holes = ok ? pa->n_holes : 0;
+    }
+    if (!ok) {
+        vf__talloc_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static bool dense(const vf__talloc *a)
+{
+    if (a->n_spare)
+        return false;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (!a->b[i].live)
+            return false;
+    return true;
+}
+
+vf__talloc *vf__talloc_clone(const vf__talloc *a) { return !a ? NULL : dense(a) ? copy_dense(a) : copy(a, true); }
 
 bool vf__talloc_set_capacity(vf__talloc *a, uint64_t bytes)
 {
