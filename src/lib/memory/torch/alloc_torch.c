@@ -42,6 +42,7 @@ typedef struct blk {
 typedef struct pool {
     uint32_t root;
     uint32_t n_free;
+    uint64_t bound;   /* no cached block is larger: a request above it finds none without a search */
     uint64_t gc_calls;
     uint64_t base;    /* expandable: where its address range starts (pages are counted from there) */
     uint32_t *holes;  /* expandable: its unmapped blocks by address, the range's unmapped rest the last */
@@ -336,6 +337,8 @@ static void cache_insert(vf__talloc *a, pool *p, uint32_t i)
     *link = i;
     p->n_free++;
     B(a, i)->gc_base = p->gc_calls;
+    if (B(a, i)->size > p->bound)
+        p->bound = B(a, i)->size;
 }
 
 static void cache_erase(vf__talloc *a, pool *p, uint32_t i)
@@ -396,6 +399,8 @@ static uint32_t get_free_block(vf__talloc *a, pool *p, uint64_t size)
 {
     if (a->frac_allowed && a->c.gc_threshold > 0)
         p->gc_calls++;
+    if (size > p->bound)
+        return NONE;
     /* lower_bound, keeping the link that holds it */
     uint32_t *link = &p->root, *at = NULL;
     while (*link) {
@@ -407,8 +412,10 @@ static uint32_t get_free_block(vf__talloc *a, pool *p, uint64_t size)
             link = &t->lt;
         }
     }
-    if (!at)
+    if (!at) {
+        p->bound = size - 1; /* every cached block is smaller */
         return NONE;
+    }
     uint32_t i = *at;
     uint64_t bs = B(a, i)->size, ms = a->c.max_split;
     if (size < ms && bs >= ms)
@@ -957,6 +964,7 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
         pc->n_holes = pc->cap_holes = ok ? pa->n_holes : 0;
         pc->root = pa->root ? map[pa->root] : NONE;
         pc->n_free = pa->n_free;
+        pc->bound = pa->bound;
     }
     free(map);
     if (!ok) {
