@@ -43,6 +43,7 @@ typedef struct pool {
     uint32_t root;
     uint32_t n_free;
     uint64_t bound;   /* no cached block is larger: a request above it finds none without a search */
+    uint32_t hot;     /* a placed block's free rest, held out of the cache while placements take from it (settle) */
     uint64_t gc_calls;
     uint64_t base;    /* expandable: where its address range starts (pages are counted from there) */
     uint32_t *holes;  /* expandable: its unmapped blocks by address, the range's unmapped rest the last */
@@ -750,20 +751,28 @@ static bool should_split(const vf__talloc *a, const blk *x, uint64_t size)
 
 /* alloc_found_block: the front of the block serves the request, the rest
  * stays cached. */
+static uint32_t split_off(vf__talloc *a, uint32_t i, uint64_t size)
+{
+    uint32_t r = blk_new(a, B(a, i)->addr + size, B(a, i)->size - size, B(a, i)->small);
+    if (!r)
+        return NONE;
+    blk *x = B(a, i), *rx = B(a, r);
+    rx->pinned = x->pinned; /* a segment with a block that is never freed */
+    rx->next = x->next;
+    if (rx->next)
+        B(a, rx->next)->prev = r;
+    rx->prev = i;
+    x->next = r;
+    x->size = size;
+    return r;
+}
+
 static uint32_t take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
 {
     if (should_split(a, B(a, i), size)) {
-        uint32_t r = blk_new(a, B(a, i)->addr + size, B(a, i)->size - size, B(a, i)->small);
+        uint32_t r = split_off(a, i, size);
         if (!r)
             return NONE;
-        blk *x = B(a, i), *rx = B(a, r);
-        rx->pinned = x->pinned; /* a segment with a block that is never freed */
-        rx->next = x->next;
-        if (rx->next)
-            B(a, rx->next)->prev = r;
-        rx->prev = i;
-        x->next = r;
-        x->size = size;
         cache_insert(a, p, r);
     }
     blk *x = B(a, i);
@@ -809,8 +818,11 @@ static uint32_t find_block(vf__talloc *a, uint64_t orig, uint64_t *size, pool **
     return i;
 }
 
+static void settle(vf__talloc *a);
+
 uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
 {
+    settle(a);
     uint64_t size;
     pool *p;
     uint32_t i = find_block(a, orig, &size, &p);
@@ -829,22 +841,26 @@ static void count_allocated(vf__talloc *a, uint64_t bytes)
  * so nothing can tell them apart), and a whole segment it fills has no
  * block at all (allocated, never freed, beside nothing: no rule reads it).
  * The cached rest keeps the address and size take() gives it. */
-static bool place_take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
+static bool place_take(vf__talloc *a, pool *p, uint32_t i, uint64_t size, bool hold)
 {
     blk *x = B(a, i);
     uint32_t pv = x->prev;
     bool after_placed = pv && B(a, pv)->placed;
     if (should_split(a, x, size)) {
+        uint32_t rest = i;
         if (!after_placed) {
-            if (!take(a, p, i, size))
+            if (!(rest = split_off(a, i, size)))
                 return false;
-            B(a, i)->placed = true;
-            return true;
+            B(a, i)->allocated = B(a, i)->placed = true;
+        } else {
+            B(a, pv)->size += size;
+            x->addr += size;
+            x->size -= size;
         }
-        B(a, pv)->size += size;
-        x->addr += size;
-        x->size -= size;
-        cache_insert(a, p, i);
+        if (hold)
+            p->hot = rest;
+        else
+            cache_insert(a, p, rest);
         count_allocated(a, size);
         return true;
     }
@@ -859,19 +875,89 @@ static bool place_take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
     return true;
 }
 
+/* The held rest back into the cache, before anything else reads it. */
+static void settle(vf__talloc *a)
+{
+    for (int k = 0; a && k < 2; k++)
+        if (a->pools[k].hot) {
+            cache_insert(a, &a->pools[k], a->pools[k].hot);
+            a->pools[k].hot = NONE;
+        }
+}
+
+/* No limit, no garbage collection, no oversize blocks: get_free_block is
+ * then the smallest cached block that holds the request, nothing else. */
+static bool plain(const vf__talloc *a)
+{
+    return !a->c.expandable && !a->allowed && !(a->frac_allowed && a->c.gc_threshold > 0) &&
+           a->c.max_split == UINT64_MAX;
+}
+
+/* The request served from p's held rest when that is the smallest block
+ * (by size, then address) that holds it, as get_free_block would find it
+ * with the rest cached; the rest stays held, smaller. */
+static bool place_hot(vf__talloc *a, pool *p, uint64_t size)
+{
+    uint32_t h = p->hot;
+    if (!h || B(a, h)->size < size)
+        return false;
+    if (size <= p->bound) {
+        uint32_t t = lower_bound(a, p, size, 0);
+        if (!t)
+            p->bound = size - 1;
+        else if (less(a, t, B(a, h)->size, B(a, h)->addr))
+            return false;
+    }
+    blk *x = B(a, h);
+    uint32_t pv = x->prev; /* placed: a held rest is one */
+    if (should_split(a, x, size)) {
+        B(a, pv)->size += size;
+        x->addr += size;
+        x->size -= size;
+        count_allocated(a, size);
+    } else {
+        count_allocated(a, x->size);
+        p->hot = NONE;
+        absorb(a, pv, h);
+    }
+    return true;
+}
+
 bool vf__talloc_place(vf__talloc *a, uint64_t orig)
 {
-    if (a && a->c.expandable) /* the pages and holes read each block: placed as malloc does */
-        return vf__talloc_malloc(a, orig) != NONE;
+    if (!a || orig > ((uint64_t)1 << 52))
+        return false;
     uint64_t size;
     pool *p;
-    uint32_t i = find_block(a, orig, &size, &p);
-    return i && place_take(a, p, i, size);
+    if (!plain(a)) {
+        settle(a);
+        if (a->c.expandable) /* the pages and holes read each block: placed as malloc does */
+            return vf__talloc_malloc(a, orig) != NONE;
+        uint32_t i = find_block(a, orig, &size, &p);
+        return i && place_take(a, p, i, size, false);
+    }
+    size = vf__talloc_round(a, orig);
+    bool small = size <= SMALL_SIZE;
+    p = &a->pools[small ? 0 : 1];
+    if (place_hot(a, p, size))
+        return true;
+    if (p->hot) {
+        cache_insert(a, p, p->hot);
+        p->hot = NONE;
+    }
+    uint32_t i = get_free_block(a, p, size);
+    if (!i && !(i = alloc_segment(a, small, allocation_size(size)))) {
+        a->st.failed = true;
+        a->st.failed_request = orig;
+        return false;
+    }
+    return place_take(a, p, i, size, true);
 }
 
 /* free_block: merge with free neighbours of the same segment, then cache. */
 void vf__talloc_release(vf__talloc *a, uint32_t h)
 {
+    settle(a);
     if (!a || !h || h > a->n || !B(a, h)->live || !B(a, h)->allocated)
         return;
     pool *p = pool_of(a, h);
@@ -884,6 +970,7 @@ void vf__talloc_release(vf__talloc *a, uint32_t h)
 
 void vf__talloc_empty_cache(vf__talloc *a)
 {
+    settle(a);
     if (a)
         release_cached(a); /* emptyCache: release_cached_blocks */
 }
@@ -965,6 +1052,8 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
         pc->root = pa->root ? map[pa->root] : NONE;
         pc->n_free = pa->n_free;
         pc->bound = pa->bound;
+        if (ok && pa->hot)
+            cache_insert(c, pc, map[pa->hot]);
     }
     free(map);
     if (!ok) {
@@ -1004,6 +1093,7 @@ static vf__talloc *copy_dense(const vf__talloc *a)
         vf__talloc_free(c);
         return NULL;
     }
+    settle(c);
     return c;
 }
 
@@ -1023,6 +1113,7 @@ bool vf__talloc_set_capacity(vf__talloc *a, uint64_t bytes)
 {
     if (!a)
         return false;
+    settle(a);
     a->capacity = bytes;
     a->allowed = a->frac_allowed && (!bytes || a->frac_allowed < bytes) ? a->frac_allowed : bytes;
     if (!a->allowed || a->st.reserved <= a->allowed)
