@@ -30,6 +30,7 @@ typedef struct blk {
     uint32_t lt, rt; /* children in its pool's cache tree (while cached) */
     uint32_t prio;   /* its treap priority (prio(slot)) */
     bool small, allocated, mapped, live;
+    bool placed; /* allocated by vf__talloc_place: never freed, so a placement after it may join it */
     bool pinned; /* in a segment with a block that is never freed (dropped by a freeze): never unsplit */
 } blk;
 
@@ -41,6 +42,8 @@ typedef struct blk {
 typedef struct pool {
     uint32_t root;
     uint32_t n_free;
+    uint64_t bound;   /* no cached block is larger: a request above it finds none without a search */
+    uint32_t hot;     /* a placed block's free rest, held out of the cache while placements take from it (settle) */
     uint64_t gc_calls;
     uint64_t base;    /* expandable: where its address range starts (pages are counted from there) */
     uint32_t *holes;  /* expandable: its unmapped blocks by address, the range's unmapped rest the last */
@@ -335,6 +338,8 @@ static void cache_insert(vf__talloc *a, pool *p, uint32_t i)
     *link = i;
     p->n_free++;
     B(a, i)->gc_base = p->gc_calls;
+    if (B(a, i)->size > p->bound)
+        p->bound = B(a, i)->size;
 }
 
 static void cache_erase(vf__talloc *a, pool *p, uint32_t i)
@@ -395,6 +400,8 @@ static uint32_t get_free_block(vf__talloc *a, pool *p, uint64_t size)
 {
     if (a->frac_allowed && a->c.gc_threshold > 0)
         p->gc_calls++;
+    if (size > p->bound)
+        return NONE;
     /* lower_bound, keeping the link that holds it */
     uint32_t *link = &p->root, *at = NULL;
     while (*link) {
@@ -406,8 +413,10 @@ static uint32_t get_free_block(vf__talloc *a, pool *p, uint64_t size)
             link = &t->lt;
         }
     }
-    if (!at)
+    if (!at) {
+        p->bound = size - 1; /* every cached block is smaller */
         return NONE;
+    }
     uint32_t i = *at;
     uint64_t bs = B(a, i)->size, ms = a->c.max_split;
     if (size < ms && bs >= ms)
@@ -742,20 +751,28 @@ static bool should_split(const vf__talloc *a, const blk *x, uint64_t size)
 
 /* alloc_found_block: the front of the block serves the request, the rest
  * stays cached. */
+static uint32_t split_off(vf__talloc *a, uint32_t i, uint64_t size)
+{
+    uint32_t r = blk_new(a, B(a, i)->addr + size, B(a, i)->size - size, B(a, i)->small);
+    if (!r)
+        return NONE;
+    blk *x = B(a, i), *rx = B(a, r);
+    rx->pinned = x->pinned; /* a segment with a block that is never freed */
+    rx->next = x->next;
+    if (rx->next)
+        B(a, rx->next)->prev = r;
+    rx->prev = i;
+    x->next = r;
+    x->size = size;
+    return r;
+}
+
 static uint32_t take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
 {
     if (should_split(a, B(a, i), size)) {
-        uint32_t r = blk_new(a, B(a, i)->addr + size, B(a, i)->size - size, B(a, i)->small);
+        uint32_t r = split_off(a, i, size);
         if (!r)
             return NONE;
-        blk *x = B(a, i), *rx = B(a, r);
-        rx->pinned = x->pinned; /* a segment with a block that is never freed */
-        rx->next = x->next;
-        if (rx->next)
-            B(a, rx->next)->prev = r;
-        rx->prev = i;
-        x->next = r;
-        x->size = size;
         cache_insert(a, p, r);
     }
     blk *x = B(a, i);
@@ -766,26 +783,28 @@ static uint32_t take(vf__talloc *a, pool *p, uint32_t i, uint64_t size)
     return i;
 }
 
-uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
+/* malloc up to alloc_found_block: the block that serves orig (rounded into
+ * *size, from pool *pp), NONE when none does (stats.failed). */
+static uint32_t find_block(vf__talloc *a, uint64_t orig, uint64_t *size, pool **pp)
 {
     if (!a || orig > ((uint64_t)1 << 52))
         return NONE;
-    uint64_t size = vf__talloc_round(a, orig);
-    bool small = size <= SMALL_SIZE;
-    pool *p = &a->pools[small ? 0 : 1];
-    uint32_t i = get_free_block(a, p, size);
+    *size = vf__talloc_round(a, orig);
+    bool small = *size <= SMALL_SIZE;
+    pool *p = *pp = &a->pools[small ? 0 : 1];
+    uint32_t i = get_free_block(a, p, *size);
     if (!i && a->frac_allowed && a->c.gc_threshold > 0)
         garbage_collect(a);
     if (!i && a->c.expandable) {
-        i = alloc_expandable(a, p, small, size);
+        i = alloc_expandable(a, p, small, *size);
         if (!i && a->allowed) {
             release_cached(a);
-            i = alloc_expandable(a, p, small, size);
+            i = alloc_expandable(a, p, small, *size);
         }
     } else if (!i) {
-        uint64_t bytes = allocation_size(size);
+        uint64_t bytes = allocation_size(*size);
         i = alloc_segment(a, small, bytes);
-        if (!i && a->allowed && release_available(a, p, size))
+        if (!i && a->allowed && release_available(a, p, *size))
             i = alloc_segment(a, small, bytes);
         if (!i && a->allowed) {
             release_cached(a);
@@ -795,14 +814,150 @@ uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
     if (!i) {
         a->st.failed = true;
         a->st.failed_request = orig;
-        return NONE;
     }
-    return take(a, p, i, size);
+    return i;
+}
+
+static void settle(vf__talloc *a);
+
+uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t orig)
+{
+    settle(a);
+    uint64_t size;
+    pool *p;
+    uint32_t i = find_block(a, orig, &size, &p);
+    return i ? take(a, p, i, size) : NONE;
+}
+
+static void count_allocated(vf__talloc *a, uint64_t bytes)
+{
+    a->st.allocated += bytes;
+    if (a->st.allocated > a->st.peak_allocated)
+        a->st.peak_allocated = a->st.allocated;
+}
+
+/* take() for a block never freed, with fewer blocks to the same effect:
+ * what it serves joins the placed block before it (the two are never freed,
+ * so nothing can tell them apart), and a whole segment it fills has no
+ * block at all (allocated, never freed, beside nothing: no rule reads it).
+ * The cached rest keeps the address and size take() gives it. */
+static bool place_take(vf__talloc *a, pool *p, uint32_t i, uint64_t size, bool hold)
+{
+    blk *x = B(a, i);
+    uint32_t pv = x->prev;
+    bool after_placed = pv && B(a, pv)->placed;
+    if (should_split(a, x, size)) {
+        uint32_t rest = i;
+        if (!after_placed) {
+            if (!(rest = split_off(a, i, size)))
+                return false;
+            B(a, i)->allocated = B(a, i)->placed = true;
+        } else {
+            B(a, pv)->size += size;
+            x->addr += size;
+            x->size -= size;
+        }
+        if (hold)
+            p->hot = rest;
+        else
+            cache_insert(a, p, rest);
+        count_allocated(a, size);
+        return true;
+    }
+    count_allocated(a, x->size);
+    if (!pv && !x->next && !x->pinned) {
+        blk_delete(a, i);
+    } else if (after_placed) {
+        absorb(a, pv, i);
+    } else {
+        x->allocated = x->placed = true;
+    }
+    return true;
+}
+
+/* The held rest back into the cache, before anything else reads it. */
+static void settle(vf__talloc *a)
+{
+    for (int k = 0; a && k < 2; k++)
+        if (a->pools[k].hot) {
+            cache_insert(a, &a->pools[k], a->pools[k].hot);
+            a->pools[k].hot = NONE;
+        }
+}
+
+/* No limit, no garbage collection, no oversize blocks: get_free_block is
+ * then the smallest cached block that holds the request, nothing else. */
+static bool plain(const vf__talloc *a)
+{
+    return !a->c.expandable && !a->allowed && !(a->frac_allowed && a->c.gc_threshold > 0) &&
+           a->c.max_split == UINT64_MAX;
+}
+
+/* The request served from p's held rest when that is the smallest block
+ * (by size, then address) that holds it, as get_free_block would find it
+ * with the rest cached; the rest stays held, smaller. */
+static bool place_hot(vf__talloc *a, pool *p, uint64_t size)
+{
+    uint32_t h = p->hot;
+    if (!h || B(a, h)->size < size)
+        return false;
+    if (size <= p->bound) {
+        uint32_t t = lower_bound(a, p, size, 0);
+        if (!t)
+            p->bound = size - 1;
+        else if (less(a, t, B(a, h)->size, B(a, h)->addr))
+            return false;
+    }
+    blk *x = B(a, h);
+    uint32_t pv = x->prev; /* placed: a held rest is one */
+    if (should_split(a, x, size)) {
+        B(a, pv)->size += size;
+        x->addr += size;
+        x->size -= size;
+        count_allocated(a, size);
+    } else {
+        count_allocated(a, x->size);
+        p->hot = NONE;
+        absorb(a, pv, h);
+    }
+    return true;
+}
+
+bool vf__talloc_place(vf__talloc *a, uint64_t orig)
+{
+    if (!a || orig > ((uint64_t)1 << 52))
+        return false;
+    uint64_t size;
+    pool *p;
+    if (!plain(a)) {
+        settle(a);
+        if (a->c.expandable) /* the pages and holes read each block: placed as malloc does */
+            return vf__talloc_malloc(a, orig) != NONE;
+        uint32_t i = find_block(a, orig, &size, &p);
+        return i && place_take(a, p, i, size, false);
+    }
+    size = vf__talloc_round(a, orig);
+    bool small = size <= SMALL_SIZE;
+    p = &a->pools[small ? 0 : 1];
+    if (place_hot(a, p, size))
+        return true;
+    if (p->hot) {
+        cache_insert(a, p, p->hot);
+        p->hot = NONE;
+    }
+    uint32_t i = get_free_block(a, p, size);
+    if (!i && !(i = alloc_segment(a, small, allocation_size(size)))) {
+        a->st.failed = true;
+        a->st.failed_request = orig;
+        return false;
+    }
+    return place_take(a, p, i, size, true);
 }
 
 /* free_block: merge with free neighbours of the same segment, then cache. */
 void vf__talloc_release(vf__talloc *a, uint32_t h)
 {
+    settle(a);
     if (!a || !h || h > a->n || !B(a, h)->live || !B(a, h)->allocated)
         return;
     pool *p = pool_of(a, h);
@@ -815,6 +970,7 @@ void vf__talloc_release(vf__talloc *a, uint32_t h)
 
 void vf__talloc_empty_cache(vf__talloc *a)
 {
+    settle(a);
     if (a)
         release_cached(a); /* emptyCache: release_cached_blocks */
 }
@@ -895,6 +1051,9 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
         pc->n_holes = pc->cap_holes = ok ? pa->n_holes : 0;
         pc->root = pa->root ? map[pa->root] : NONE;
         pc->n_free = pa->n_free;
+        pc->bound = pa->bound;
+        if (ok && pa->hot)
+            cache_insert(c, pc, map[pa->hot]);
     }
     free(map);
     if (!ok) {
@@ -905,12 +1064,56 @@ static vf__talloc *copy(const vf__talloc *a, bool keep_allocated)
 }
 
 vf__talloc *vf__talloc_freeze(const vf__talloc *a) { return a ? copy(a, false) : NULL; }
-vf__talloc *vf__talloc_clone(const vf__talloc *a) { return a ? copy(a, true) : NULL; }
+/* A clone of an allocator whose slots are all in use (a freeze's, which
+ * numbers them afresh): the slots keep their numbers, so the blocks, links
+ * and trees copy as they are — what copy() gives, without its map. */
+static vf__talloc *copy_dense(const vf__talloc *a)
+{
+    vf__talloc *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *a;
+    c->b = NULL, c->spare = NULL, c->cap_spare = 0, c->cap = a->n;
+    c->pools[0].holes = c->pools[1].holes = NULL;
+    c->pools[0].cap_holes = c->pools[1].cap_holes = 0;
+    bool ok = !a->n || (c->b = malloc((size_t)a->n * sizeof *c->b)) != NULL;
+    if (ok && a->n)
+        memcpy(c->b, a->b, (size_t)a->n * sizeof *c->b);
+    for (int k = 0; k < 2 && ok; k++) {
+        const pool *pa = &a->pools[k];
+        pool *pc = &c->pools[k];
+        pc->n_holes = 0;
+        if (pa->n_holes && !(pc->holes = malloc((size_t)pa->n_holes * sizeof *pc->holes)))
+            ok = false;
+        else if (pa->n_holes)
+            memcpy(pc->holes, pa->holes, (size_t)pa->n_holes * sizeof *pc->holes);
+        pc->n_holes = pc->cap_holes = ok ? pa->n_holes : 0;
+    }
+    if (!ok) {
+        vf__talloc_free(c);
+        return NULL;
+    }
+    settle(c);
+    return c;
+}
+
+static bool dense(const vf__talloc *a)
+{
+    if (a->n_spare)
+        return false;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (!a->b[i].live)
+            return false;
+    return true;
+}
+
+vf__talloc *vf__talloc_clone(const vf__talloc *a) { return !a ? NULL : dense(a) ? copy_dense(a) : copy(a, true); }
 
 bool vf__talloc_set_capacity(vf__talloc *a, uint64_t bytes)
 {
     if (!a)
         return false;
+    settle(a);
     a->capacity = bytes;
     a->allowed = a->frac_allowed && (!bytes || a->frac_allowed < bytes) ? a->frac_allowed : bytes;
     if (!a->allowed || a->st.reserved <= a->allowed)

@@ -43,6 +43,9 @@ VF_HIDDEN void vf__talloc_free(vf__talloc *a);
 /* torch allocates size bytes: returns a handle (> 0), 0 when the replay ran
  * out of host memory or the request failed under the limit (stats.failed). */
 VF_HIDDEN uint32_t vf__talloc_malloc(vf__talloc *a, uint64_t size);
+/* torch allocates size bytes that are never freed (the weights): as
+ * malloc, with no handle; false where malloc would return 0. */
+VF_HIDDEN bool vf__talloc_place(vf__talloc *a, uint64_t size);
 /* The tensor behind handle h is freed (its block goes back to the cache). */
 VF_HIDDEN void vf__talloc_release(vf__talloc *a, uint32_t h);
 /* torch.cuda.empty_cache(): unsplit cached segments go back to the driver. */

@@ -48,6 +48,17 @@ uint32_t vf__replay_alloc(vf__replay *r, uint64_t bytes)
     return h;
 }
 
+/* A tensor never freed (the weights), with no handle. */
+static void replay_place(vf__replay *r, uint64_t bytes)
+{
+    if (!bytes || r->broken)
+        return;
+    if (!vf__talloc_place(r->a, bytes)) {
+        r->broken = true;
+        r->oom = vf__talloc_stats(r->a).failed;
+    }
+}
+
 bool vf__replay_apply_capacity(vf__replay *r)
 {
     if (!r->capacity || r->broken)
@@ -150,7 +161,7 @@ static void load_tensors(vf__replay *r, const vf_model *m, const char *scheme, v
             continue;
         if (train_bytes) { /* parameters at the training precision, buffers as stored */
             bool param = !(t->flags & VF_TENSOR_NOT_PARAM);
-            vf__replay_alloc(r, param ? vf__smul(t->n_params, train_bytes) : t->n_bytes);
+            replay_place(r, param ? vf__smul(t->n_params, train_bytes) : t->n_bytes);
             continue;
         }
         bool q;
@@ -158,8 +169,12 @@ static void load_tensors(vf__replay *r, const vf_model *m, const char *scheme, v
         /* bitsandbytes / GPTQ loads move the 16-bit tensor to the GPU and
          * quantize it there (Params4bit / Int8Params .cuda()) */
         uint32_t src = q && !p.gguf ? vf__replay_alloc(r, (uint64_t)((double)t->n_bytes * share)) : 0;
-        vf__replay_alloc(r, b);
-        vf__replay_free(r, src);
+        if (src) {
+            vf__replay_alloc(r, b);
+            vf__replay_free(r, src);
+        } else {
+            replay_place(r, b);
+        }
     }
     vf__pricer_free(&p);
 }

@@ -38,8 +38,8 @@ VF_HIDDEN void vf__replay_free(vf__replay *r, uint32_t h);
  * (at most cap); a rest beyond cap pieces joins the last one. */
 VF_HIDDEN void vf__replay_pieces(vf__replay *r, uint64_t bytes, uint64_t piece, uint32_t *h, size_t cap, size_t *n);
 VF_HIDDEN void vf__replay_free_all(vf__replay *r, uint32_t *h, size_t *n);
-/* The weights as a load places them on one GPU: one block per tensor in
- * file order, each scaled by share (tensor parallel), and for a quantizing
+/* The weights as a load places them on one GPU: one allocation per tensor
+ * in file order (never freed: vf__talloc_place), each scaled by share (tensor parallel), and for a quantizing
  * load the tensor's 16-bit source beside its quantized copy until it is
  * quantized; train_bytes > 0: every parameter at that many bytes (the
  * training precision), buffers as stored. Multi-token-prediction tensors
