@@ -38,6 +38,15 @@ check_json "qlora" 0 '.components.weights < 3795456' \
     "$VF" estimate --train --json --lora-rank 8 --qlora nf4-dq --optimizer paged-adamw-8bit "$CFG/l02/config.json"
 check_json "fsdp full shards" 0 '.gpus == 4' \
     "$VF" estimate --train --json --fsdp full --gpus 4 "$CFG/l02/config.json"
+# l02 has 4 query heads over 1 kv head (GQA), head_dim 64; 2048 tokens, bf16 autocast. FlashAttention-2's
+# mha_bwd (flash_api.cpp): dq_accum fp32 [1,2048,4,64] + softmax_d fp32 [1,4,2048] = 2,129,920 B, a
+# 1-10 MiB request: a 20 MiB segment (CUDACachingAllocator kLargeBuffer); num_heads_k != num_heads, so
+# dk_expanded and dv_expanded [1,2048,4,64] bf16 = 1,048,576 B each, <= kSmallSize: a 2 MiB segment each.
+# --attn flash keeps 20 + 2 + 2 MiB = 25,165,824 B free; SDPA gets k, v repeated (repeat_kv): 20,971,520
+check_json "flash gqa backward keeps expanded dk dv free" 0 '.margin_bytes == 25165824' \
+    "$VF" estimate --train --json --attn flash --context 2048 "$CFG/l02/config.json"
+check_json "sdpa backward: dq accumulator only" 0 '.margin_bytes == 20971520' \
+    "$VF" estimate --train --json --attn sdpa --context 2048 "$CFG/l02/config.json"
 check_out "table names the peak" 0 "per GPU" "$VF" estimate --train "$CFG/l02/config.json"
 
 check_err "bad optimizer" 2 "optimizer" "$VF" estimate --train --optimizer adamz "$CFG/l02/config.json"

@@ -301,7 +301,12 @@ static vf_status in_range(const vf_model *m, const vf__tarch *a, const vf__tcfg 
  * memory-efficient SDPA kernels after it) accumulates dQ in an fp32 tensor
  * [b, s, heads, head_dim] beside the dq, dk, dv the replay places, plus the
  * fp32 softmax_d [b, heads, s]; made and freed inside one call, so the
- * segment for it is kept free. Eager attention has none: its tensors are
+ * segment for it is kept free. With GQA/MQA the flash kernel (--attn flash:
+ * flash_attn_func gets k, v with their own kv heads) writes dK and dV for
+ * every query head, dk_expanded and dv_expanded [b, s, heads, head_dim] in
+ * the input dtype, alive with the accumulator until at::sum_out folds them
+ * into dk, dv (flash_api.cpp mha_bwd, mha_varlen_bwd): a segment each.
+ * SDPA gets k, v already expanded (repeat_kv), so it has none. Eager attention has none: its tensors are
  * all replayed (the cuBLAS workspace is on the allocator). A --margin
  * given replaces it. */
 static uint64_t unnamed_margin(const vf_estimate_opts *o, const vf__tarch *a, const vf__tcfg *c, vf_estimate *e)
@@ -317,6 +322,15 @@ static uint64_t unnamed_margin(const vf_estimate_opts *o, const vf__tarch *a, co
     uint64_t heads = a->n_heads / c->tp ? a->n_heads / c->tp : 1;
     uint64_t w = vf__sadd(vf__smul(vf__smul(4 * c->T, heads), a->head_dim), vf__smul(4 * c->T, heads));
     uint64_t seg = vf__talloc_segment_bytes(w);
+    if (c->attn == VF_ATTN_FLASH && a->n_kv_heads && a->n_kv_heads < a->n_heads) {
+        uint64_t x = vf__smul(vf__smul((uint64_t)c->act * c->T, heads), a->head_dim);
+        seg = vf__sadd(seg, vf__smul(2, vf__talloc_segment_bytes(x)));
+        vf__assume(e, "margin = %.0f MiB free kept by fit: the requests the replay cannot name, the attention "
+                      "backward's fp32 dQ accumulator and softmax_d (%.0f MiB) and, with grouped kv heads, "
+                      "dk_expanded and dv_expanded (%.0f MiB each; FlashAttention-2 mha_bwd), in new segments",
+                   (double)seg / (1 << 20), (double)w / (1 << 20), (double)x / (1 << 20));
+        return seg;
+    }
     vf__assume(e, "margin = %.0f MiB free kept by fit: the one request the replay cannot name, the attention "
                   "backward's fp32 dQ accumulator and softmax_d (%.0f MiB, FlashAttention-2 mha_bwd), in a new segment",
                (double)seg / (1 << 20), (double)w / (1 << 20));
