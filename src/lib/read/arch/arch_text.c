@@ -1,7 +1,7 @@
 /* arch_text.c — text decoders of 2025-26 whose blocks differ from llama's in
  * their norms, q/k norms, MLP or experts: granitemoe, exaone4, apertus,
- * hunyuan_v1_dense, glm4, glm4_moe, minimax_m2, dots1, phimoe, llama4's and
- * mllama's text models, and "generic" (an unknown family counted as a llama
+ * hunyuan_v1_dense, glm4, glm4_moe, minimax_m2, dots1, phimoe, bailing_moe
+ * (Ling), llama4's and mllama's text models, and "generic" (an unknown family counted as a llama
  * decoder with the MoE keys it states: approximate). Names and shapes as
  * transformers' modeling_<family>.py store them (docs/architectures.md). */
 #include "read/arch/arch.h"
@@ -35,6 +35,7 @@ static const tfam fams[] = {
     {"minimax_m2", N_STD, 2, NULL, NULL, false, false, false, M_MINIMAX, false},
     {"dots1", N_STD, 1, NULL, NULL, false, false, false, M_DEEPSEEK, false},
     {"phimoe", N_LAYERNORM, 0, NULL, NULL, false, false, false, M_MIXTRAL, false},
+    {"bailing_moe", N_STD, 0, NULL, NULL, false, false, false, M_DEEPSEEK, false},
     {"llama4_text", N_STD, 0, NULL, NULL, false, false, false, M_LLAMA4, false},
     {"mllama_text_model", N_STD, 0, NULL, NULL, false, false, false, M_DENSE, false},
 };
@@ -94,7 +95,13 @@ static void experts(vf__ab *b, const tfam *f, const char *p)
     default: { /* DeepSeek-style: router, correction bias, experts, shared experts */
         snprintf(q, sizeof q, "%smlp.", p);
         vf__ab_linear(b, VF_LIN_NOQUANT, E, h, "%sgate", q);
-        if (!is(f->type, "generic") || is(vf__cfg_str(b->cfg, "topk_method"), "noaux_tc")) {
+        if (is(f->type, "bailing_moe")) { /* BailingMoeGate: expert_bias only when enabled */
+            if (vf__cfg_bool(b->cfg, "moe_router_enable_expert_bias", false)) {
+                char name[256];
+                snprintf(name, sizeof name, "%sgate.expert_bias", q);
+                vf__ab_raw(b, VF_DTYPE_F32, 0, UINT64_MAX, 1, &E, name);
+            }
+        } else if (!is(f->type, "generic") || is(vf__cfg_str(b->cfg, "topk_method"), "noaux_tc")) {
             char name[256];
             snprintf(name, sizeof name, "%sgate.e_score_correction_bias", q);
             vf__ab_raw(b, VF_DTYPE_F32, 0, UINT64_MAX, 1, &E, name);
@@ -167,7 +174,15 @@ static void block(vf__ab *b, const tfam *f, const char *p, uint32_t i)
     } else {
         snprintf(q, sizeof q, "%sself_attn.", p);
     }
-    vf__ab_attn(b, q, &a);
+    if (is(f->type, "bailing_moe")) { /* BailingMoeAttention: fused query_key_value, dense */
+        uint64_t qkv = (a.heads + 2 * a.kv) * a.hd;
+        vf__ab_linear(b, vf__cfg_bool(b->cfg, "use_qkv_bias", false) ? VF_LIN_BIAS : 0, qkv, a.h,
+                      "%sattention.query_key_value", p);
+        vf__ab_linear(b, vf__cfg_bool(b->cfg, "use_bias", false) ? VF_LIN_BIAS : 0, a.h, a.heads * a.hd,
+                      "%sattention.dense", p);
+    } else {
+        vf__ab_attn(b, q, &a);
+    }
     if (f->norms == N_GLM4)
         norm(b, f, p, "post_self_attn_layernorm");
     if (f->norms != N_APERTUS)
@@ -213,7 +228,8 @@ vf_status vf__arch_text(vf__ab *b)
     const char *P = b->pre ? b->pre : "model.";
     uint64_t h = hp->hidden_size, V = hp->vocab_size;
     /* mllama's embedding has 8 more rows than the head: the image special tokens */
-    vf__ab_param(b, is(type, "mllama_text_model") ? V + 8 : V, h, "%sembed_tokens.weight", P);
+    vf__ab_param(b, is(type, "mllama_text_model") ? V + 8 : V, h, "%s%s.weight", P,
+                 is(type, "bailing_moe") ? "word_embeddings" : "embed_tokens");
     for (uint32_t i = 0; i < hp->n_layers && b->st == VF_OK; i++) {
         char p[128];
         snprintf(p, sizeof p, "%slayers.%u.", P, i);

@@ -54,6 +54,7 @@ static const vf__family families[] = {
     {"minimax_m2", vf__arch_text, UN, NULL, NULL, NULL},
     {"dots1", vf__arch_text, UN, NULL, NULL, NULL},
     {"phimoe", vf__arch_text, UN | VF_TR_QKV_BIAS, NULL, NULL, NULL},
+    {"bailing_moe", vf__arch_text, UN, NULL, NULL, NULL}, /* Ling: fused query_key_value, shared experts */
     {"llama4_text", vf__arch_text, UN, NULL, NULL, NULL},
     {"mllama_text_model", vf__arch_text, UN, NULL, NULL, NULL},
     /* state-space and linear-attention hybrids (arch_hybrid.c) */
