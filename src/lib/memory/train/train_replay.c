@@ -305,22 +305,6 @@ static void recompute_block(step_ctx *x, tset *s)
     s->n = n1 + n2 + n3;
 }
 
-/* bytes as tensors of piece bytes made one after another, each freed once
- * the two after it exist (an op's input dies after the next op read it). */
-static void stream(step_ctx *x, uint64_t bytes, uint64_t piece, uint32_t win[2])
-{
-    if (!bytes)
-        return;
-    if (!piece || piece > bytes)
-        piece = bytes;
-    uint64_t count = bytes / piece < MAX_PIECES ? bytes / piece : MAX_PIECES;
-    for (uint64_t i = 0; i < count && !x->r->broken; i++) {
-        uint32_t h = vf__replay_alloc(x->r, i + 1 == count ? bytes - piece * (count - 1) : piece);
-        vf__replay_free(x->r, win[0]);
-        win[0] = win[1], win[1] = h;
-    }
-}
-
 /* A checkpointed block's forward: the tensors its rerun will make, not
  * saved (no_grad, or the non-reentrant checkpoint's pack hook), so each
  * dies once the next op has read it. */
@@ -331,9 +315,9 @@ static void checkpointed_forward(step_ctx *x)
     uint64_t sc = A->scores_recomputed < drop ? A->scores_recomputed : drop;
     uint64_t ff = A->ff_kept < drop - sc ? A->ff_kept : drop - sc;
     uint32_t win[2] = {0, 0};
-    stream(x, sc, vf__smul(A->attn_scores, x->c->act), win);
-    stream(x, drop - sc - ff, x->u, win);
-    stream(x, ff, x->uff, win);
+    vf__train_stream(x, sc, vf__smul(A->attn_scores, x->c->act), win);
+    vf__train_stream(x, drop - sc - ff, x->u, win);
+    vf__train_stream(x, ff, x->uff, win);
     vf__replay_free(x->r, win[0]);
     vf__replay_free(x->r, win[1]);
 }

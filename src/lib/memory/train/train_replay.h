@@ -52,6 +52,23 @@ typedef struct step_ctx {
     struct vf__shard *sh; /* ZeRO / FSDP / offload: the per-unit layout, else NULL */
 } step_ctx;
 
+/* bytes as tensors of piece bytes made one after another (at most 64), each
+ * freed once the two after it exist: an op's input dies after the next op
+ * read it (the recomputed forward, and the eval step under no_grad). */
+static inline void vf__train_stream(step_ctx *x, uint64_t bytes, uint64_t piece, uint32_t win[2])
+{
+    if (!bytes)
+        return;
+    if (!piece || piece > bytes)
+        piece = bytes;
+    uint64_t count = bytes / piece < 64 ? bytes / piece : 64;
+    for (uint64_t i = 0; i < count && !x->r->broken; i++) {
+        uint32_t h = vf__replay_alloc(x->r, i + 1 == count ? bytes - piece * (count - 1) : piece);
+        vf__replay_free(x->r, win[0]);
+        win[0] = win[1], win[1] = h;
+    }
+}
+
 /* The sharded layouts (ZeRO 1-3, FSDP, offload), unit by unit: unit 0 is
  * what lies outside the blocks, unit l + 1 block l. shard_open: false on no
  * host memory (x->sh stays NULL when the layout is not sharded). */

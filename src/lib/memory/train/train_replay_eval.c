@@ -20,22 +20,6 @@ static uint64_t at_eval(const step_ctx *x, uint64_t bytes)
     return vf__smul(bytes, x->t->eval_batch) / b;
 }
 
-/* bytes as tensors of piece bytes made one after another, each freed once
- * the two after it exist (no_grad: nothing is saved). */
-static void stream(step_ctx *x, uint64_t bytes, uint64_t piece, uint32_t win[2])
-{
-    if (!bytes)
-        return;
-    if (!piece || piece > bytes)
-        piece = bytes;
-    uint64_t count = bytes / piece < 64 ? bytes / piece : 64;
-    for (uint64_t i = 0; i < count && !x->r->broken; i++) {
-        uint32_t h = vf__replay_alloc(x->r, i + 1 == count ? bytes - piece * (count - 1) : piece);
-        vf__replay_free(x->r, win[0]);
-        win[0] = win[1], win[1] = h;
-    }
-}
-
 /* One block under no_grad: its residual input alive through it, the tensors
  * its training forward makes (the s^2 scores first under eager attention,
  * the hidden-sized ones, the MLP's intermediate-width ones) streamed, then
@@ -51,9 +35,9 @@ static uint32_t eval_block(step_ctx *x, uint32_t l, uint32_t h)
     uint32_t win[2] = {0, 0};
     vf__shard_gather(x, l + 1);
     vf__train_dequantize(x, l);
-    stream(x, at_eval(x, sc), at_eval(x, vf__smul(A->attn_scores, x->c->act)), win);
-    stream(x, at_eval(x, A->layer - sc - ff), u, win);
-    stream(x, at_eval(x, ff), uff, win);
+    vf__train_stream(x, at_eval(x, sc), at_eval(x, vf__smul(A->attn_scores, x->c->act)), win);
+    vf__train_stream(x, at_eval(x, A->layer - sc - ff), u, win);
+    vf__train_stream(x, at_eval(x, ff), uff, win);
     vf__replay_free(x->r, win[0]);
     vf__replay_free(x->r, win[1]);
     uint32_t out = vf__replay_alloc(x->r, u);

@@ -172,6 +172,7 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
     /* Gemma4TextMLP: use_double_wide_mlp doubles the KV-sharing layers' width */
     if (gemma4 && kv_shared && vf__cfg_bool(b->cfg, "use_double_wide_mlp", false))
         ff *= 2;
+    char mp[224]; /* the MoE block's prefix */
     switch (s->moe) {
     case MOE_NONE:
         mlp(b, s, p, h, ff);
@@ -190,18 +191,11 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
             break;
         }
         vf__ab_linear(b, 0, E, h, "%smlp.gate", p);
-        for (uint64_t e = 0; e < E; e++) {
-            char ep[192];
-            vf__ab_name(ep, sizeof ep, "%smlp.experts.%llu.", p, (unsigned long long)e);
-            vf__ab_linear(b, 0, mff, h, "%sgate_proj", ep);
-            vf__ab_linear(b, 0, mff, h, "%sup_proj", ep);
-            vf__ab_linear(b, 0, h, mff, "%sdown_proj", ep);
-        }
+        vf__ab_name(mp, sizeof mp, "%smlp.", p);
+        vf__ab_experts(b, mp, E, h, mff, "gate_proj", "up_proj", "down_proj");
         if (hp->n_shared_experts && hp->shared_expert_intermediate_size) {
-            uint64_t sff = hp->shared_expert_intermediate_size;
-            vf__ab_linear(b, 0, sff, h, "%smlp.shared_expert.gate_proj", p);
-            vf__ab_linear(b, 0, sff, h, "%smlp.shared_expert.up_proj", p);
-            vf__ab_linear(b, 0, h, sff, "%smlp.shared_expert.down_proj", p);
+            vf__ab_mlp(b, mp, h, hp->shared_expert_intermediate_size, 0, "shared_expert.gate_proj",
+                       "shared_expert.up_proj", "shared_expert.down_proj");
             vf__ab_linear(b, 0, 1, h, "%smlp.shared_expert_gate", p);
         }
         break;
@@ -215,19 +209,11 @@ static void block(vf__ab *b, const spec *s, const char *type, uint32_t i)
             break;
         }
         vf__ab_linear(b, 0, E, h, "%smlp.router.gate", p);
-        for (uint64_t e = 0; e < E; e++) {
-            char ep[192];
-            vf__ab_name(ep, sizeof ep, "%smlp.experts.%llu.", p, (unsigned long long)e);
-            vf__ab_linear(b, 0, mff, h, "%sgate_proj", ep);
-            vf__ab_linear(b, 0, mff, h, "%sup_proj", ep);
-            vf__ab_linear(b, 0, h, mff, "%sdown_proj", ep);
-        }
-        if (hp->n_shared_experts) {
-            uint64_t sff = mff * hp->n_shared_experts; /* both bounded by the config caps */
-            vf__ab_linear(b, 0, sff, h, "%smlp.shared_experts.gate_proj", p);
-            vf__ab_linear(b, 0, sff, h, "%smlp.shared_experts.up_proj", p);
-            vf__ab_linear(b, 0, h, sff, "%smlp.shared_experts.down_proj", p);
-        }
+        vf__ab_name(mp, sizeof mp, "%smlp.", p);
+        vf__ab_experts(b, mp, E, h, mff, "gate_proj", "up_proj", "down_proj");
+        if (hp->n_shared_experts) /* both bounded by the config caps */
+            vf__ab_mlp(b, mp, h, mff * hp->n_shared_experts, 0, "shared_experts.gate_proj",
+                       "shared_experts.up_proj", "shared_experts.down_proj");
         vf__ab_param(b, E, 0, "%smlp.expert_bias", p);
         break;
     case MOE_GPT_OSS:
