@@ -778,7 +778,7 @@ typedef struct vf_estimate_opts { VF_GROWABLE_BEGIN
     /* serving extras (inference; docs/memory-model.md "Serving extras") */
     const char *draft;       /* speculative decoding: the draft model (any MODEL source, the caller's string)
                                 on the same devices; NULL = none (llama.cpp -md, vLLM's draft-model method) */
-    uint32_t draft_tokens;   /* tokens proposed per step (vLLM num_speculative_tokens, llama.cpp --draft-max);
+    uint32_t draft_tokens;   /* tokens proposed per step (vLLM num_speculative_tokens, llama.cpp --spec-draft-n-max);
                                 with no draft, a model's own MTP layers draft them; 0 = no speculation */
     const char *mmproj;      /* llama.cpp --mmproj: the multimodal projector GGUF (caller's string); NULL = none */
     uint32_t max_images;     /* images per request (vLLM --limit-mm-per-prompt, its profile's dummy images) */

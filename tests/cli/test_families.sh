@@ -98,6 +98,15 @@ for n in mamba granitehybrid qwen35 jamba; do
     check_json "llama.cpp $n: KV + recurrent state = its $want B" 0 ".components.kv_cache == $want" \
         "$VF" estimate --json "$TMP/$n.gguf" --runtime llamacpp --context "$ctx"
 done
+# ... and with a model-based draft (--draft-tokens N, no --draft: the model's MTP head), llama.cpp's
+# n_rs_seq = N rollback snapshots of each sequence's state where the architecture keeps them (qwen35),
+# none where it clamps n_rs_seq to 0 (mamba, granitehybrid): measured, hybrid/results.json rollback_runs
+jq -c '.rollback_runs[] | [.model_name, .ctx, .n_parallel, .n_rs_seq_requested, .exact_bytes.CPU.context]' \
+    "$H/results.json" | tr -d '[]"' | while IFS=, read -r n ctx np rs want; do
+    check_json "llama.cpp $n c$ctx np$np draft $rs: KV + state and snapshots = its $want B" 0 \
+        ".components.kv_cache == $want" \
+        "$VF" estimate --json "$TMP/$n.gguf" --runtime llamacpp --context "$ctx" --parallel "$np" --draft-tokens "$rs"
+done
 
 # serving extras
 Q8=Qwen/Qwen3-8B

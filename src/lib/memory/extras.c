@@ -188,7 +188,11 @@ vf_status vf__extras_get(const vf_model *m, const vf_estimate_opts *o, uint32_t 
         st = draft_model(o->draft_model, o->draft && o->draft[0] ? o->draft : "(opened)", o, tp, x, e, err);
     else if (o->draft_tokens && m->hp.n_mtp_layers)
         mtp_draft(m, tp, x, e);
-    if (st == VF_OK && o->draft_tokens) {
+    if (st == VF_OK && o->draft_tokens && o->runtime == VF_RUNTIME_LLAMACPP) {
+        /* llama.cpp's KV buffer is n_ctx cells, fixed when the context is made
+         * (llama-kv-cache.cpp); the draft's tokens take cells of it */
+        vf__assume(e, "speculative decoding: %u draft tokens per step, in the context's own KV cells", o->draft_tokens);
+    } else if (st == VF_OK && o->draft_tokens) {
         x->lookahead = o->draft_tokens;
         vf__assume(e, "speculative decoding: %u draft tokens per step, their KV slots reserved per sequence", o->draft_tokens);
     }

@@ -277,6 +277,9 @@ VF_HIDDEN vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts
  * with *known set when llama.cpp implements none for it, NULL with *known
  * clear for a family vramfit does not know. */
 VF_HIDDEN const char *vf__llamacpp_arch(const vf_model *m, bool *known);
+/* Whether llama.cpp keeps rollback snapshots of m's recurrent state for a
+ * draft (llm_arch_supports_rs_rollback; llamacpp_arch.c). */
+VF_HIDDEN bool vf__llamacpp_rs_rollback(const vf_model *m);
 /* VF_EUNSUPPORTED, one line naming the family, when llama.cpp cannot run m. */
 VF_HIDDEN vf_status vf__llamacpp_arch_check(const vf_model *m, vf_error *err);
 VF_HIDDEN vf_status vf__infer_litgpt(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err);

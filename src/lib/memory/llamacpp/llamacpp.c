@@ -75,6 +75,7 @@ typedef struct lc_run {
     lc_layout lay;
     /* cparams */
     uint64_t n_seq, n_ctx, n_ctx_seq, n_stream, n_batch, n_ubatch;
+    uint64_t n_rs_seq; /* recurrent-state snapshots per sequence for a draft's rollback */
     bool unified, fa;
     vf_dtype kt, vt;
     /* devices: offloaded layers by cumulative --tensor-split fractions */
@@ -290,8 +291,9 @@ static vf_status lc_place_weights(const vf_model *m, const vf_estimate_opts *o, 
  * n_embd_k_gqa) for K and the same for V. Sliding-window layers get their own
  * cache (llama-kv-cache-iswa.cpp) of min(n_ctx_seq, PAD(n_swa + n_ubatch, 256))
  * cells per stream unless --swa-full. Recurrent layers
- * (llama-memory-recurrent.cpp): one f32 r and s state per sequence, on the
- * layer's device. */
+ * (llama-memory-recurrent.cpp): one f32 r and s state per sequence, and
+ * n_rs_seq rollback snapshots of each beside it (mem_size x (1 + n_rs_seq)
+ * rows), on the layer's device. */
 static void lc_place_kv(const vf_hparams *hp, const vf_infer_opts *io, lc_run *r)
 {
     r->swa_cells = r->n_ctx_seq;
@@ -306,10 +308,11 @@ static void lc_place_kv(const vf_hparams *hp, const vf_infer_opts *io, lc_run *r
         lc_kv_elems(hp, il, &r->lay, &k, &v);
         uint64_t cells = (vf__layer_is_swa(hp, il) ? r->swa_cells : r->n_ctx_seq) * r->n_stream;
         uint64_t b = vf__sadd(vf__smul(cells, vf__dt_bytes(r->kt, k)), vf__smul(cells, vf__dt_bytes(r->vt, v)));
-        /* recurrent layers (llama-memory-recurrent.cpp): one r and s state per sequence */
+        /* recurrent layers (llama-memory-recurrent.cpp): r and s rows per sequence and snapshot */
         if (vf__layer_recurrent(hp, il)) /* f32 r and s, whatever the model's dtype */
             b = vf__sadd(b, vf__smul(hp->recurrent_state_elems ? 4 * hp->recurrent_state_elems
-                                                                : hp->recurrent_state_bytes, r->n_seq));
+                                                                : hp->recurrent_state_bytes,
+                                     vf__smul(r->n_seq, vf__sadd(1, r->n_rs_seq))));
         lc_put(r->dev_kv, &r->host_kv, layer_device(il, r->nl, r->ngl, r->n_dev, r->cum), b);
         r->kv_total = vf__sadd(r->kv_total, b);
     }
@@ -484,6 +487,22 @@ static void lc_fill(vf_estimate *e, const vf_hparams *hp, const lc_run *r, doubl
     }
 }
 
+/* n_rs_seq (common.cpp: cparams.n_rs_seq = params.speculative.need_n_rs_seq()):
+ * a model-based draft's n_max — MTP (--draft-tokens with no --draft: the
+ * model's own MTP head), EAGLE-3 or DFlash (a --draft whose GGUF is of that
+ * architecture, as common_speculative_types_from_gguf reads it) — else 0 (a
+ * plain draft model, n-gram drafts, none); kept only where the architecture
+ * supports the rollback (llama-context.cpp). */
+static uint64_t lc_rs_seq(const vf_model *m, const vf_estimate_opts *o)
+{
+    if (!o->draft_tokens || !vf__llamacpp_rs_rollback(m))
+        return 0;
+    if (!o->draft_model)
+        return o->draft ? 0 : o->draft_tokens;
+    const char *a = vf_model_hparams(o->draft_model)->architecture;
+    return strcmp(a, "eagle3") == 0 || strcmp(a, "dflash") == 0 ? o->draft_tokens : 0;
+}
+
 static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_estimate_opts *o, const lc_run *r)
 {
     const vf_infer_opts *io = &o->infer;
@@ -502,6 +521,12 @@ static void lc_report(vf_estimate *e, const vf_hparams *hp, const vf_estimate_op
                    r->lay.streams ? "a KV stream per sequence (#14363)" : "one KV stream for all sequences (before #14363)",
                    r->lay.embd_input ? "; an f32 embeddings input on the host (#18898)"
                                      : "; no embeddings input beside the token ids (before #18898)");
+    if (r->n_rs_seq)
+        vf__assume(e, "recurrent state = %llu rows per recurrent layer: %llu sequence(s) x (1 + n_rs_seq %llu rollback "
+                      "snapshots for the draft's %u tokens)%s", (unsigned long long)(r->n_seq * (1 + r->n_rs_seq)),
+                   (unsigned long long)r->n_seq, (unsigned long long)r->n_rs_seq, o->draft_tokens,
+                   o->draft_model || hp->n_mtp_layers ? "" : "; the MTP head is not in this file (a sidecar GGUF): "
+                                                             "its weights not priced");
     if (hp->sliding_window && r->lay.swa_cache)
         vf__assume(e, "sliding-window layers: %llu cells per sequence (window %u%s)", (unsigned long long)r->swa_cells,
                    hp->sliding_window, io->swa_full ? ", --swa-full" : " + ubatch, padded to 256");
@@ -569,6 +594,7 @@ vf_status vf__infer_llamacpp(const vf_model *m, const vf_estimate_opts *o, vf_es
     if ((st = lc_cparams(&o->infer, &r, err)) != VF_OK || (st = lc_devices(o, hp, &r, err)) != VF_OK ||
         (st = lc_place_weights(m, o, &r, err)) != VF_OK)
         return st;
+    r.n_rs_seq = lc_rs_seq(m, o);
     lc_place_kv(hp, &o->infer, &r);
     lc_compute(hp, &r);
     lc_backend(o, &r);

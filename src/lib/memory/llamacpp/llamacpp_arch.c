@@ -97,6 +97,26 @@ const char *vf__llamacpp_arch(const vf_model *m, bool *known)
     return arch;
 }
 
+/* llm_arch_supports_rs_rollback (src/llama-arch.cpp, the tree node-llama-cpp
+ * 3.22.1 bundles, ggml-org/llama.cpp de3ff815ea7d): the architectures whose
+ * recurrent state keeps n_rs_seq snapshots for a draft's rollback; every
+ * other one has n_rs_seq clamped to 0 (llama-context.cpp). That list also
+ * names kimi-k3, qwen4exp and bailingmoe3, which arch_names above (the
+ * pinned tree) does not load. */
+static const char *const rs_rollback_archs[] = {
+    "qwen35", "qwen35moe", "deepseek4", "nemotron_h", "nemotron_h_moe", "lfm2", "lfm2moe",
+};
+
+bool vf__llamacpp_rs_rollback(const vf_model *m)
+{
+    bool known;
+    const char *arch = vf__llamacpp_arch(m, &known);
+    for (size_t i = 0; arch && i < sizeof rs_rollback_archs / sizeof rs_rollback_archs[0]; i++)
+        if (strcmp(rs_rollback_archs[i], arch) == 0)
+            return true;
+    return false;
+}
+
 vf_status vf__llamacpp_arch_check(const vf_model *m, vf_error *err)
 {
     bool known;
