@@ -91,7 +91,7 @@ check_json "zamba2 vllm: block 48 tokens, 7 groups of 9" 0 \
 # llama.cpp's own recurrent (r/s) and KV buffers for hybrid architectures
 # ($REF/llamacpp/hybrid/results.json: llama_get_memory_breakdown's context bytes)
 H=$REF/llamacpp/hybrid
-for n in mamba granitehybrid qwen35 jamba; do
+for n in mamba granitehybrid qwen35 jamba nemotron_h; do
     cp "$H/heads/$n-F16.gguf.head" "$TMP/$n.gguf" && truncate -s "$(cat "$H/heads/$n-F16.gguf.head.size")" "$TMP/$n.gguf"
     want=$(jq --arg f "$n-F16.gguf" '.runs[] | select(.model_file == $f) | .exact_bytes.CPU.context' "$H/results.json")
     ctx=$(jq --arg f "$n-F16.gguf" '.runs[] | select(.model_file == $f) | .ctx' "$H/results.json")
