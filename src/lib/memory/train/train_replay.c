@@ -194,7 +194,14 @@ static void step_in_backward(step_ctx *x, const tpiece *t)
 }
 
 /* Gradients of the parameters of block l (l = -1: outside the blocks; head
- * selects the final norm and head against the embeddings). */
+ * selects the final norm and head against the embeddings), in the order
+ * autograd makes them: the engine's ready queue runs the node of the higher
+ * sequence number first (torch/csrc/autograd/engine.cpp, CompareNodeTaskTime),
+ * so a block's parameters get their gradients in reverse of registration
+ * (down, up, gate, post-attention norm, o, v, k, q, input norm: the torch
+ * 1.13 traces' s1.m0.backward). Which tensor lands where decides whether a
+ * segment the gradients packed is left with a tail an optimizer state later
+ * takes (docs/memory-model.md, "Order of the gradients"). */
 static void make_grads(step_ctx *x, int32_t l, bool head)
 {
     if (x->sh) { /* sharded: a unit's gradients at once, the outside's at the end */
@@ -202,7 +209,7 @@ static void make_grads(step_ctx *x, int32_t l, bool head)
             vf__shard_grads(x, (uint32_t)(l + 1));
         return;
     }
-    for (size_t k = x->first[l + 1]; k < x->first[l + 2]; k++) {
+    for (size_t k = x->first[l + 2]; k-- > x->first[l + 1];) {
         size_t i = x->by_layer[k];
         const tpiece *t = &x->pc[i];
         if (l < 0 && t->emb == head)
@@ -373,6 +380,45 @@ static void optimizer_step(step_ctx *x)
     }
 }
 
+/* The backward's start: the loss's gradients, then the head's. HF's loss
+ * (the whole logits, upcast) runs as autograd's nodes do in the torch 1.13
+ * trace (tests/reference/train-runs/traces, s1.m0.backward): nll_loss's
+ * gradient and log_softmax's (fp32, both alive), nll's freed and then the
+ * log-probabilities log_softmax saved, ToCopyBackward's gradient in the
+ * activation dtype (lg bytes; 0: the logits were fp32, no copy), the fp32
+ * one freed, the head's weight gradient, and only then the head's input
+ * and the rest kept outside the blocks. Other losses (chunked, fused,
+ * LitGPT's) keep the plain order: their gradients, the outside freed, the
+ * head's gradients. outside->h[n1..] are the log-probabilities. */
+static void head_backward(step_ctx *x, tset *outside, size_t n1, uint64_t lg)
+{
+    vf__replay *r = x->r;
+    tset bs;
+    vf__replay_pieces(r, x->acts->bwd_start, x->ltv, bs.h, MAX_PIECES, &bs.n);
+    uint32_t cast = 0;
+    bool hf = x->c->loss == VF_LOSS_FULL && !x->c->litgpt && bs.n == 2 && outside->n > n1;
+    if (hf) {
+        vf__replay_free(r, bs.h[0]);
+        for (size_t i = outside->n; i-- > n1;)
+            vf__replay_free(r, outside->h[i]);
+        outside->n = n1;
+        if (lg && (cast = vf__replay_alloc(r, lg))) {
+            vf__replay_free(r, bs.h[1]);
+            bs.n = 0;
+        } else {
+            bs.h[0] = bs.h[1];
+            bs.n = 1;
+        }
+    } else {
+        vf__replay_free_all(r, outside->h, &outside->n);
+    }
+    vf__shard_backward(x, true);
+    make_grads(x, -1, true);
+    vf__replay_free(r, cast);
+    vf__replay_free_all(r, outside->h, &outside->n);
+    vf__replay_free_all(r, bs.h, &bs.n);
+}
+
 /* One micro-batch's forward and backward; in: its input ids and labels
  * (int64), which replace the previous micro-batch's (the loop's variable
  * holds the last through the optimizer step). */
@@ -417,12 +463,7 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
     vf__replay_free_all(r, copy.h, &copy.n);
     vf__replay_free(r, logits);
     /* backward: the loss's gradients, the head's, then block by block */
-    tset bs;
-    vf__replay_pieces(r, A->bwd_start, x->ltv, bs.h, MAX_PIECES, &bs.n);
-    vf__replay_free_all(r, outside->h, &outside->n);
-    vf__shard_backward(x, true);
-    make_grads(x, -1, true);
-    vf__replay_free_all(r, bs.h, &bs.n);
+    head_backward(x, outside, n1, logits ? lg : 0);
     vf__replay_free_all(r, stash, &n_stash); /* the first backward node's hook empties the stash */
     for (uint32_t l = x->L; l-- > 0 && !r->broken;) {
         vf__shard_gather(x, l + 1);
