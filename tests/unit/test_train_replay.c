@@ -307,14 +307,12 @@ static size_t torch_grads(uint64_t *g, size_t cap)
     return n;
 }
 
-static void test_gradient_order_is_torch(void **state)
+/* The trace's model (trace.py's "llama": hidden 256, 2 blocks, 8 / 2 heads
+ * of 32, SwiGLU 688, vocab 8192, untied, bf16; full fine-tuning, AdamW, no
+ * foreach temporaries), 2 x 256 tokens, replayed with the activation terms
+ * acts; every request it made, in order. */
+static rec replay_trace_model(const vf__tacts *acts)
 {
-    (void)state;
-    uint64_t want[64];
-    size_t n_want = torch_grads(want, 64);
-    assert_int_equal(n_want, 2 + 2 * 7); /* head, embedding, 7 matrices per block */
-    assert_int_equal(want[0], 4194304);
-    assert_int_equal(want[1], 352256); /* down first: the block's last use */
     tr_shape sh = {.family = "llama", .hidden = 256, .inter = 688, .vocab = 8192, .n_positions = 4096,
                    .layers = 2, .heads = 8, .kv_heads = 2, .head_dim = 32, .act = "silu", .dtype = VF_DTYPE_BF16};
     vf_model *m = tr_build(&sh);
@@ -325,8 +323,6 @@ static void test_gradient_order_is_torch(void **state)
     vf__tarch a = {.n_layers = 2, .hidden = 256, .inter = 688, .vocab = 8192};
     vf__tcfg c = {.b = 2, .s = 256, .T = 512, .accum = 1, .gpus = 1, .tp = 1, .pp = 1, .ep = 1, .dp = 1,
                   .act = 2, .resid = 2, .w_bytes = 2, .g_bytes = 2, .st_bytes = 2};
-    vf__tacts acts;
-    memset(&acts, 0, sizeof acts);
     vf__tplace p;
     memset(&p, 0, sizeof p);
     vf__replay r;
@@ -334,8 +330,24 @@ static void test_gradient_order_is_torch(void **state)
     rec got = {0};
     r.on_request = record;
     r.on_request_ctx = &got;
-    assert_true(vf__train_replay(&r, m, &o.train, &a, &c, &acts, &p, 0, 0));
+    assert_true(vf__train_replay(&r, m, &o.train, &a, &c, acts, &p, 0, 0));
     assert_false(r.broken);
+    vf__replay_close(&r);
+    vf_model_free(m);
+    return got;
+}
+
+static void test_gradient_order_is_torch(void **state)
+{
+    (void)state;
+    uint64_t want[64];
+    size_t n_want = torch_grads(want, 64);
+    assert_int_equal(n_want, 2 + 2 * 7); /* head, embedding, 7 matrices per block */
+    assert_int_equal(want[0], 4194304);
+    assert_int_equal(want[1], 352256); /* down first: the block's last use */
+    vf__tacts acts;
+    memset(&acts, 0, sizeof acts);
+    rec got = replay_trace_model(&acts);
     /* the inputs (int64 ids and labels, 4096 bytes each), then the 21 gradients */
     assert_true(got.n > 2 + 21);
     assert_int_equal(got.b[0], 8 * 512);
@@ -350,8 +362,6 @@ static void test_gradient_order_is_torch(void **state)
     assert_int_equal(n, n_want);
     free(got.b);
     free(got.live);
-    vf__replay_close(&r);
-    vf_model_free(m);
 }
 
 /* The loss's backward, against the same trace: its first allocations of
@@ -389,31 +399,13 @@ static void test_loss_backward_is_torch(void **state)
     const uint64_t TV = 512 * 8192;
     assert_int_equal(want_b[0], 4 * TV);
     assert_int_equal(want_b[2], 2 * TV);
-    tr_shape sh = {.family = "llama", .hidden = 256, .inter = 688, .vocab = 8192, .n_positions = 4096,
-                   .layers = 2, .heads = 8, .kv_heads = 2, .head_dim = 32, .act = "silu", .dtype = VF_DTYPE_BF16};
-    vf_model *m = tr_build(&sh);
-    vf_estimate_opts o;
-    vf_estimate_opts_init(&o);
-    o.mode = VF_MODE_TRAINING;
-    o.train.optimizer = VF_OPT_ADAMW;
-    vf__tarch a = {.n_layers = 2, .hidden = 256, .inter = 688, .vocab = 8192};
-    vf__tcfg c = {.b = 2, .s = 256, .T = 512, .accum = 1, .gpus = 1, .tp = 1, .pp = 1, .ep = 1, .dp = 1,
-                  .act = 2, .resid = 2, .w_bytes = 2, .g_bytes = 2, .st_bytes = 2};
     vf__tacts acts;
     memset(&acts, 0, sizeof acts);
     acts.logits_tv = TV;
     acts.non_layer = 4 * TV;          /* the saved log-probabilities */
     acts.fwd_temp = 2 * TV + 4 * TV;  /* the bf16 logits and their fp32 copy */
     acts.bwd_start = 8 * TV;          /* nll's and log_softmax's gradients */
-    vf__tplace p;
-    memset(&p, 0, sizeof p);
-    vf__replay r;
-    assert_int_equal(vf__replay_open(&r, &o, NULL), VF_OK);
-    rec got = {0};
-    r.on_request = record;
-    r.on_request_ctx = &got;
-    assert_true(vf__train_replay(&r, m, &o.train, &a, &c, &acts, &p, 0, 0));
-    assert_false(r.broken);
+    rec got = replay_trace_model(&acts);
     /* step 1: the inputs, the forward's three (2TV, 4TV, 4TV), then the backward's */
     assert_true(got.n > 9);
     assert_int_equal(got.b[2], 2 * TV);
@@ -426,8 +418,6 @@ static void test_loss_backward_is_torch(void **state)
     }
     free(got.b);
     free(got.live);
-    vf__replay_close(&r);
-    vf_model_free(m);
 }
 
 int main(void)
