@@ -398,6 +398,59 @@ static void test_many_cached_blocks(void **state)
     vf__talloc_free(a);
 }
 
+/* What decided the 8B full fine-tune on an H100 (docs/memory-model.md,
+ * "Order of the gradients"): gradients packed into a cached segment, an
+ * optimizer state made while they live, then the gradients freed and a
+ * request of the segment's size. By the source's rules:
+ * - malloc(100 MiB) makes a 100 MiB segment (>= 10 MiB: rounded to 2 MiB);
+ *   freed, it is one cached block.
+ * - two 40 MiB gradients split it (best fit: the only cached block; more
+ *   than 1 MiB remains each time): [0,40) [40,80), 20 MiB cached behind.
+ * A: an 8 MiB state takes the 20 MiB tail (the smallest cached block that
+ *   holds it), 12 MiB stays behind it. The gradients freed merge into
+ *   [0,80), but the segment is split: 100 MiB again finds no block and
+ *   cudaMalloc makes a second segment (200 MiB reserved); under 150 MiB
+ *   release_cached_blocks has nothing unsplit to give back and it fails.
+ * B: a 16 MiB gradient took the tail first ([80,96), 4 MiB behind: split,
+ *   more than 1 MiB remains). The 8 MiB state finds no block and gets a
+ *   20 MiB segment of its own (below 10 MiB: kLargeBuffer): 120 MiB. The
+ *   three gradients freed merge the first segment back whole, and 100 MiB
+ *   is served from it: 120 MiB reserved, under 150 MiB. */
+static void tail_case(bool tail_taken, uint64_t capacity, bool *fits, uint64_t *reserved)
+{
+    vf__talloc *a = fresh("", 0);
+    assert_true(vf__talloc_set_capacity(a, capacity));
+    vf__talloc_release(a, vf__talloc_malloc(a, 100 * MiB));
+    uint32_t g[3] = {vf__talloc_malloc(a, 40 * MiB), vf__talloc_malloc(a, 40 * MiB), 0};
+    if (tail_taken)
+        g[2] = vf__talloc_malloc(a, 16 * MiB);
+    uint32_t st = vf__talloc_malloc(a, 8 * MiB);
+    assert_true(g[0] && g[1] && st && (g[2] || !tail_taken));
+    for (int k = 0; k < 3; k++)
+        vf__talloc_release(a, g[k]);
+    *fits = vf__talloc_malloc(a, 100 * MiB) != 0;
+    *reserved = vf__talloc_stats(a).reserved;
+    vf__talloc_free(a);
+}
+
+static void test_state_in_a_gradient_tail(void **state)
+{
+    (void)state;
+    bool fits;
+    uint64_t res;
+    tail_case(false, 0, &fits, &res);
+    assert_true(fits);
+    assert_int_equal(res, 200 * MiB);
+    tail_case(false, 150 * MiB, &fits, &res);
+    assert_false(fits);
+    tail_case(true, 0, &fits, &res);
+    assert_true(fits);
+    assert_int_equal(res, 120 * MiB);
+    tail_case(true, 150 * MiB, &fits, &res);
+    assert_true(fits);
+    assert_int_equal(res, 120 * MiB);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_reuse_and_merge), cmocka_unit_test(test_max_split),     cmocka_unit_test(test_expandable), cmocka_unit_test(test_expandable_oom_path),
         cmocka_unit_test(test_empty_cache_and_limits), cmocka_unit_test(test_conf_parsing),
         cmocka_unit_test(test_freeze_behaves_alike), cmocka_unit_test(test_many_cached_blocks),
+        cmocka_unit_test(test_state_in_a_gradient_tail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,6 +211,215 @@ static void test_reserved_covers_allocated(void **state)
     vf_model_free(m);
 }
 
+/* The order of the gradients, against torch: the 1.13 trace of
+ * llama_full_bf16_gcnr_b2s256 (tests/reference/train-runs/trace.py: hidden
+ * 256, 2 blocks, 8 / 2 heads of 32, SwiGLU 688, vocab 8192, untied, bf16)
+ * lists what its step-1 backward allocated and still held when the backward
+ * ended: the parameters' gradients, in the order autograd made them. The
+ * replay of the same model (every activation term 0, so that its requests
+ * are the inputs, then the gradients, then the optimizer states) must make
+ * the gradients of its matrices in that order: sizes 4,194,304 (the head),
+ * then per block 352,256 x 3 (down, up, gate), 131,072 (o), 32,768 x 2
+ * (v, k), 131,072 (q), the last block first, then the embedding. The norms'
+ * 512-byte gradients (the small pool) take the place of the matrix before
+ * them in the model's tensor order and are left out of the comparison. */
+typedef struct rec {
+    uint64_t *b, *live; /* each request, and what was allocated before it */
+    size_t n, cap;
+} rec;
+
+static void record(void *ctx, uint64_t bytes, uint64_t allocated)
+{
+    rec *r = ctx;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 256;
+        r->b = realloc(r->b, r->cap * sizeof *r->b);
+        r->live = realloc(r->live, r->cap * sizeof *r->live);
+        assert_non_null(r->b);
+        assert_non_null(r->live);
+    }
+    r->live[r->n] = allocated;
+    r->b[r->n++] = bytes;
+}
+
+#define TRACE "tests/reference/train-runs/traces/llama_full_bf16_gcnr_b2s256.tsv"
+
+/* The trace's events of phase name, in order: bytes (+ alloc, - free), id. */
+typedef struct tev {
+    int64_t b, id;
+} tev;
+
+static size_t trace_phase(const char *name, tev *e, size_t cap, int64_t *live_before)
+{
+    FILE *f = fopen(TRACE, "r");
+    assert_non_null(f);
+    static char line[1 << 16];
+    long want = -1;
+    size_t n = 0;
+    int64_t live = 0;
+    *live_before = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "# phases ", 9)) {
+            json_t *ph = json_loads(line + 9, 0, NULL);
+            assert_non_null(ph);
+            for (size_t i = 0; i < json_array_size(ph); i++)
+                if (!strcmp(json_string_value(json_array_get(ph, i)), name))
+                    want = (long)i;
+            json_decref(ph);
+            continue;
+        }
+        long long b, id;
+        long phase;
+        if (line[0] == '#' || sscanf(line, "%lld\t%lld\t%ld", &b, &id, &phase) != 3)
+            continue;
+        if (phase == want) {
+            if (*live_before < 0)
+                *live_before = live;
+            assert_true(n < cap);
+            e[n++] = (tev){b, id};
+        }
+        live += b;
+    }
+    fclose(f);
+    assert_true(want > 0 && n > 0);
+    return n;
+}
+
+/* The trace's gradients (the backward's allocations alive at its end, in
+ * order), those above 512 bytes, into g; their count. */
+static size_t torch_grads(uint64_t *g, size_t cap)
+{
+    enum { MAX_EV = 1 << 14 };
+    static tev e[MAX_EV];
+    int64_t live0;
+    size_t n_ev = trace_phase("s1.m0.backward", e, MAX_EV, &live0), n = 0;
+    for (size_t k = 0; k < n_ev; k++) {
+        if (e[k].b <= 512)
+            continue;
+        bool freed = false;
+        for (size_t j = k + 1; j < n_ev && !freed; j++)
+            freed = e[j].id == e[k].id && e[j].b < 0;
+        if (!freed) {
+            assert_true(n < cap);
+            g[n++] = (uint64_t)e[k].b;
+        }
+    }
+    return n;
+}
+
+/* The trace's model (trace.py's "llama": hidden 256, 2 blocks, 8 / 2 heads
+ * of 32, SwiGLU 688, vocab 8192, untied, bf16; full fine-tuning, AdamW, no
+ * foreach temporaries), 2 x 256 tokens, replayed with the activation terms
+ * acts; every request it made, in order. */
+static rec replay_trace_model(const vf__tacts *acts)
+{
+    tr_shape sh = {.family = "llama", .hidden = 256, .inter = 688, .vocab = 8192, .n_positions = 4096,
+                   .layers = 2, .heads = 8, .kv_heads = 2, .head_dim = 32, .act = "silu", .dtype = VF_DTYPE_BF16};
+    vf_model *m = tr_build(&sh);
+    vf_estimate_opts o;
+    vf_estimate_opts_init(&o);
+    o.mode = VF_MODE_TRAINING;
+    o.train.optimizer = VF_OPT_ADAMW;
+    vf__tarch a = {.n_layers = 2, .hidden = 256, .inter = 688, .vocab = 8192};
+    vf__tcfg c = {.b = 2, .s = 256, .T = 512, .accum = 1, .gpus = 1, .tp = 1, .pp = 1, .ep = 1, .dp = 1,
+                  .act = 2, .resid = 2, .w_bytes = 2, .g_bytes = 2, .st_bytes = 2};
+    vf__tplace p;
+    memset(&p, 0, sizeof p);
+    vf__replay r;
+    assert_int_equal(vf__replay_open(&r, &o, NULL), VF_OK);
+    rec got = {0};
+    r.on_request = record;
+    r.on_request_ctx = &got;
+    assert_true(vf__train_replay(&r, m, &o.train, &a, &c, acts, &p, 0, 0));
+    assert_false(r.broken);
+    vf__replay_close(&r);
+    vf_model_free(m);
+    return got;
+}
+
+static void test_gradient_order_is_torch(void **state)
+{
+    (void)state;
+    uint64_t want[64];
+    size_t n_want = torch_grads(want, 64);
+    assert_int_equal(n_want, 2 + 2 * 7); /* head, embedding, 7 matrices per block */
+    assert_int_equal(want[0], 4194304);
+    assert_int_equal(want[1], 352256); /* down first: the block's last use */
+    vf__tacts acts;
+    memset(&acts, 0, sizeof acts);
+    rec got = replay_trace_model(&acts);
+    /* the inputs (int64 ids and labels, 4096 bytes each), then the 21 gradients */
+    assert_true(got.n > 2 + 21);
+    assert_int_equal(got.b[0], 8 * 512);
+    assert_int_equal(got.b[1], 8 * 512);
+    size_t n = 0;
+    for (size_t k = 2; k < 2 + 21; k++)
+        if (got.b[k] > 512) {
+            assert_true(n < n_want);
+            assert_int_equal(got.b[k], want[n]);
+            n++;
+        }
+    assert_int_equal(n, n_want);
+    free(got.b);
+    free(got.live);
+}
+
+/* The loss's backward, against the same trace: its first allocations of
+ * at least 1 MiB in s1.m0.backward are nll_loss's gradient (fp32 [T, V],
+ * 16,777,216 B), log_softmax's (the same), the bf16 gradient of
+ * logits.float() (8,388,608 B) and the head's weight gradient (4,194,304 B);
+ * what was allocated before each, against before the first, says what
+ * died between: +16,777,216 at the second (nll's alive), then nll's and the
+ * saved log-probabilities freed before the bf16 one (-16,777,216 x 2 back
+ * to the start), and the fp32 gradient freed before the head's (+8,388,608
+ * - 16,777,216). The replay of the loss alone (logits, their fp32 copy,
+ * the log-probabilities kept; every other activation 0) makes the same four
+ * requests with the same allocated before each, to within the trace's
+ * small tensors (the loss's 4-byte gradient, a 4 KiB one: 64 KiB). */
+static void test_loss_backward_is_torch(void **state)
+{
+    (void)state;
+    enum { MAX_EV = 1 << 14 };
+    static tev e[MAX_EV];
+    int64_t live0;
+    size_t n_ev = trace_phase("s1.m0.backward", e, MAX_EV, &live0);
+    uint64_t want_b[4];
+    int64_t want_d[4], live = live0, first = 0;
+    size_t n = 0;
+    for (size_t k = 0; k < n_ev && n < 4; k++) {
+        if (e[k].b >= (int64_t)MiB) {
+            if (!n)
+                first = live;
+            want_b[n] = (uint64_t)e[k].b;
+            want_d[n++] = live - first;
+        }
+        live += e[k].b;
+    }
+    assert_int_equal(n, 4);
+    const uint64_t TV = 512 * 8192;
+    assert_int_equal(want_b[0], 4 * TV);
+    assert_int_equal(want_b[2], 2 * TV);
+    vf__tacts acts;
+    memset(&acts, 0, sizeof acts);
+    acts.logits_tv = TV;
+    acts.non_layer = 4 * TV;          /* the saved log-probabilities */
+    acts.fwd_temp = 2 * TV + 4 * TV;  /* the bf16 logits and their fp32 copy */
+    acts.bwd_start = 8 * TV;          /* nll's and log_softmax's gradients */
+    rec got = replay_trace_model(&acts);
+    /* step 1: the inputs, the forward's three (2TV, 4TV, 4TV), then the backward's */
+    assert_true(got.n > 9);
+    assert_int_equal(got.b[2], 2 * TV);
+    assert_int_equal(got.b[3], 4 * TV);
+    assert_int_equal(got.b[4], 4 * TV);
+    for (size_t k = 0; k < 4; k++) {
+        assert_int_equal(got.b[5 + k], want_b[k]);
+        int64_t d = (int64_t)got.live[5 + k] - (int64_t)got.live[5];
+        assert_true(d - want_d[k] <= (int64_t)(64 * KiB) && want_d[k] - d <= (int64_t)(64 * KiB));
+    }
+    free(got.b);
+    free(got.live);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +428,8 @@ int main(void)
         cmocka_unit_test(test_qlora_trace),
         cmocka_unit_test(test_zero3_trace),
         cmocka_unit_test(test_reserved_covers_allocated),
+        cmocka_unit_test(test_gradient_order_is_torch),
+        cmocka_unit_test(test_loss_backward_is_torch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

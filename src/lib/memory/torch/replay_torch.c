@@ -33,6 +33,8 @@ uint32_t vf__replay_alloc(vf__replay *r, uint64_t bytes)
 {
     if (!bytes || r->broken)
         return 0;
+    if (r->on_request)
+        r->on_request(r->on_request_ctx, bytes, vf__talloc_stats(r->a).allocated);
     uint32_t h = vf__talloc_malloc(r->a, bytes);
     if (!h) {
         r->broken = true;

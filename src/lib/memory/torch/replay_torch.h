@@ -22,6 +22,10 @@ typedef struct vf__replay {
      * (torch.cuda.reset_peak_memory_stats before it), e.g. an evaluation step */
     bool tracking;
     uint64_t track_allocated, track_reserved;
+    /* a recorder (tests): told each request's bytes, in the order the replay
+     * makes them, and the bytes allocated before it; NULL: none */
+    void (*on_request)(void *ctx, uint64_t bytes, uint64_t allocated);
+    void *on_request_ctx;
 } vf__replay;
 
 /* Opens a replay with the process's PYTORCH_CUDA_ALLOC_CONF (o->alloc_conf). */

@@ -78,6 +78,40 @@ static void add_piece(step_ctx *x, const tpiece *p)
     x->pc[x->n_pc++] = *p;
 }
 
+/* Where a block's forward uses a parameter of this role, in the order a
+ * pre-norm decoder block runs (attention's projections, its output, the
+ * router, the MLP's gate, up and down); 0 for the rest (norms, biases,
+ * embeddings), which take the place of the matrix before them (use_of). */
+static uint8_t use_rank(vf_role role)
+{
+    switch (role) {
+    case VF_ROLE_ATTN_Q:
+    case VF_ROLE_ATTN_QKV:
+    case VF_ROLE_ATTN_LORA:
+        return 1;
+    case VF_ROLE_ATTN_K:
+        return 2;
+    case VF_ROLE_ATTN_V:
+        return 3;
+    case VF_ROLE_ATTN_O:
+        return 4;
+    case VF_ROLE_ROUTER:
+        return 5;
+    case VF_ROLE_MLP_GATE:
+    case VF_ROLE_EXPERT:
+    case VF_ROLE_SHARED_EXPERT:
+        return 6;
+    case VF_ROLE_MLP_UP:
+        return 7;
+    case VF_ROLE_MLP_DOWN:
+        return 8;
+    case VF_ROLE_OUTPUT:
+        return 9;
+    default:
+        return 0;
+    }
+}
+
 /* Whether tensor t is in the pieces: trainable, or under LoRA a targeted matrix. */
 static bool adapted(const step_ctx *x, const vf_tensor *t, const bool *target)
 {
@@ -106,14 +140,21 @@ static bool make_pieces(step_ctx *x)
     }
     if (!(x->pc = calloc(cap ? cap : 1, sizeof *x->pc)))
         return false;
+    int32_t last_layer = INT32_MIN;
+    uint8_t last_use = 0;
     for (size_t i = 0; i < m->n_tensors; i++) {
         const vf_tensor *t = &m->tensors[i];
         if (!adapted(x, t, target))
             continue;
         uint32_t nd = t->n_dims < VF_MAX_DIMS ? t->n_dims : VF_MAX_DIMS;
+        uint8_t use = use_rank(t->role);
+        if (!use && t->layer == last_layer)
+            use = last_use; /* a norm or bias: beside the matrix before it */
+        last_layer = t->layer, last_use = use;
         if (!x->c->lora) {
             bool emb = t->role == VF_ROLE_EMBED || t->role == VF_ROLE_POS_EMBED;
             tpiece p = piece_of(x, t->layer, emb, t->n_params, t->shape, nd, x->c->w_bytes);
+            p.use = use;
             add_piece(x, &p);
             continue;
         }
@@ -124,6 +165,7 @@ static bool make_pieces(step_ctx *x)
         const uint64_t shA[2] = {rows, in}, shB[2] = {out, r};
         tpiece A = piece_of(x, t->layer, false, rows * in, shA, 2, x->c->w_bytes);
         tpiece Bp = piece_of(x, t->layer, false, out * r, shB, 2, x->c->w_bytes);
+        A.use = Bp.use = use;
         for (uint64_t j = 0; j < e; j++) {
             add_piece(x, &A);
             add_piece(x, &Bp);
@@ -194,7 +236,14 @@ static void step_in_backward(step_ctx *x, const tpiece *t)
 }
 
 /* Gradients of the parameters of block l (l = -1: outside the blocks; head
- * selects the final norm and head against the embeddings). */
+ * selects the final norm and head against the embeddings), in the order
+ * autograd makes them: the engine's ready queue runs the node of the higher
+ * sequence number first (torch/csrc/autograd/engine.cpp, CompareNodeTaskTime),
+ * so a block's parameters get their gradients in reverse of registration
+ * (down, up, gate, post-attention norm, o, v, k, q, input norm: the torch
+ * 1.13 traces' s1.m0.backward). Which tensor lands where decides whether a
+ * segment the gradients packed is left with a tail an optimizer state later
+ * takes (docs/memory-model.md, "Order of the gradients"). */
 static void make_grads(step_ctx *x, int32_t l, bool head)
 {
     if (x->sh) { /* sharded: a unit's gradients at once, the outside's at the end */
@@ -373,6 +422,45 @@ static void optimizer_step(step_ctx *x)
     }
 }
 
+/* The backward's start: the loss's gradients, then the head's. HF's loss
+ * (the whole logits, upcast) runs as autograd's nodes do in the torch 1.13
+ * trace (tests/reference/train-runs/traces, s1.m0.backward): nll_loss's
+ * gradient and log_softmax's (fp32, both alive), nll's freed and then the
+ * log-probabilities log_softmax saved, ToCopyBackward's gradient in the
+ * activation dtype (lg bytes; 0: the logits were fp32, no copy), the fp32
+ * one freed, the head's weight gradient, and only then the head's input
+ * and the rest kept outside the blocks. Other losses (chunked, fused,
+ * LitGPT's) keep the plain order: their gradients, the outside freed, the
+ * head's gradients. outside->h[n1..] are the log-probabilities. */
+static void head_backward(step_ctx *x, tset *outside, size_t n1, uint64_t lg)
+{
+    vf__replay *r = x->r;
+    tset bs;
+    vf__replay_pieces(r, x->acts->bwd_start, x->ltv, bs.h, MAX_PIECES, &bs.n);
+    uint32_t cast = 0;
+    bool hf = x->c->loss == VF_LOSS_FULL && !x->c->litgpt && bs.n == 2 && outside->n > n1;
+    if (hf) {
+        vf__replay_free(r, bs.h[0]);
+        for (size_t i = outside->n; i-- > n1;)
+            vf__replay_free(r, outside->h[i]);
+        outside->n = n1;
+        if (lg && (cast = vf__replay_alloc(r, lg))) {
+            vf__replay_free(r, bs.h[1]);
+            bs.n = 0;
+        } else {
+            bs.h[0] = bs.h[1];
+            bs.n = 1;
+        }
+    } else {
+        vf__replay_free_all(r, outside->h, &outside->n);
+    }
+    vf__shard_backward(x, true);
+    make_grads(x, -1, true);
+    vf__replay_free(r, cast);
+    vf__replay_free_all(r, outside->h, &outside->n);
+    vf__replay_free_all(r, bs.h, &bs.n);
+}
+
 /* One micro-batch's forward and backward; in: its input ids and labels
  * (int64), which replace the previous micro-batch's (the loop's variable
  * holds the last through the optimizer step). */
@@ -417,12 +505,7 @@ static void micro_batch(step_ctx *x, tset *blocks, tset *outside, uint32_t in[2]
     vf__replay_free_all(r, copy.h, &copy.n);
     vf__replay_free(r, logits);
     /* backward: the loss's gradients, the head's, then block by block */
-    tset bs;
-    vf__replay_pieces(r, A->bwd_start, x->ltv, bs.h, MAX_PIECES, &bs.n);
-    vf__replay_free_all(r, outside->h, &outside->n);
-    vf__shard_backward(x, true);
-    make_grads(x, -1, true);
-    vf__replay_free_all(r, bs.h, &bs.n);
+    head_backward(x, outside, n1, logits ? lg : 0);
     vf__replay_free_all(r, stash, &n_stash); /* the first backward node's hook empties the stash */
     for (uint32_t l = x->L; l-- > 0 && !r->broken;) {
         vf__shard_gather(x, l + 1);
@@ -463,6 +546,43 @@ static void one_step(step_ctx *x, tset *blocks, tset *outside)
     vf__replay_free(x->r, in[0]);
 }
 
+/* One block's pieces (indices into x->pc, in registration order) put in
+ * the order the backward makes their gradients: the later a parameter's
+ * use in the forward, the earlier its gradient (autograd's ready queue runs
+ * the node of the higher sequence number first, torch/csrc/autograd/
+ * engine.cpp CompareNodeTaskTime); among pieces of one use, the later
+ * registered first. A Llama block: down, up, gate, post-attention norm, o,
+ * v, k, q, input norm, as the torch 1.13 traces' s1.m0.backward has them
+ * (test_train_replay.c). */
+typedef struct gkey {
+    uint8_t use;
+    size_t i;
+} gkey;
+
+static int by_grad_order(const void *pa, const void *pb)
+{
+    const gkey *a = pa, *b = pb;
+    if (a->use != b->use)
+        return a->use > b->use ? -1 : 1;
+    return a->i > b->i ? -1 : a->i < b->i;
+}
+
+static bool grad_order(const step_ctx *x, size_t *v, size_t n)
+{
+    if (n < 2)
+        return true;
+    gkey *k = malloc(n * sizeof *k);
+    if (!k)
+        return false;
+    for (size_t j = 0; j < n; j++)
+        k[j] = (gkey){x->pc[v[j]].use, v[j]};
+    qsort(k, n, sizeof *k, by_grad_order);
+    for (size_t j = 0; j < n; j++)
+        v[j] = k[j].i;
+    free(k);
+    return true;
+}
+
 /* The trainable pieces grouped by block (0: outside, l + 1: block l), each
  * group in order: the backward pass makes each block's gradients, and
  * scanning every piece per block would cost blocks x pieces. */
@@ -475,6 +595,8 @@ static bool group_by_layer(step_ctx *x)
     }
     bool ok = key && bucket(key, x->n_pc, (size_t)x->L + 1, &x->first, &x->by_layer);
     free(key);
+    for (size_t g = 0; ok && g <= x->L; g++)
+        ok = grad_order(x, x->by_layer + x->first[g], x->first[g + 1] - x->first[g]);
     return ok;
 }
 

@@ -20,6 +20,7 @@ typedef struct tpiece {
     uint64_t st[3]; /* AdamW: exp_avg, exp_avg_sq and the step tensor; else one */
     uint64_t g1;    /* a run's largest single gradient (AccumulateGrad's new one) */
     uint64_t m;     /* its fp32 master copy in the optimizer (mixed precision; sharded layouts) */
+    uint8_t use;    /* where its block's forward uses it (grad_order): the backward makes the later first */
 } tpiece;
 
 #define SMALL_RUN ((uint64_t)1 << 20)
