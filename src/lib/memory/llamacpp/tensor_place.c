@@ -162,17 +162,19 @@ bool vf__lc_override_dev(const vf__lc_overrides *ov, const vf_model *m, const vf
 
 bool vf__lc_is_routed_expert(const vf_model *m, const vf_tensor *t)
 {
-    static const char *const kinds[] = {".ffn_up_", ".ffn_down_", ".ffn_gate_", ".ffn_gate_up_"};
     /* the name gguf_name would write, read without writing it (every
      * estimate with --n-cpu-moe asks this of each of ~100k tensors):
      * blk.L.ffn_<which>_exps.weight is routed, ..._shexp.weight is not */
     if (converted_name(m, t))
         return t->role == VF_ROLE_EXPERT;
-    const char *name = t->name;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        for (const char *p = strstr(name, kinds[i]); p; p = strstr(p + 1, kinds[i])) {
-            const char *rest = p + strlen(kinds[i]);
-            if (!strncmp(rest, "exps", 4) || !strncmp(rest, "chexps", 6))
+    /* ".ffn_{up,down,gate,gate_up}_" then "exps" or "chexps": every kind
+     * starts ".ffn_", so one search finds each place one may start */
+    static const char *const kinds[] = {"up_", "down_", "gate_", "gate_up_"};
+    for (const char *p = strstr(t->name, ".ffn_"); p; p = strstr(p + 1, ".ffn_"))
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+            size_t n = strlen(kinds[i]);
+            const char *rest = p + 5 + n;
+            if (!strncmp(p + 5, kinds[i], n) && (!strncmp(rest, "exps", 4) || !strncmp(rest, "chexps", 6)))
                 return true;
         }
     return false;
