@@ -320,6 +320,13 @@ static uint32_t min_stages(vf__fit_ctx *c, vf_estimate_opts *o, uint64_t gpu_byt
         lo = pp;
         if (pp == max_pp)
             return 0;
+        if (pp == 2 && max_pp > 4) {
+            /* the most stages next: where they do not fit (a model no
+             * layout holds) none fits, and the gallop's steps are spared */
+            set_gpus(c, o, tp * max_pp, tp, max_pp);
+            if (!fits_at(c, o, gpu_bytes))
+                return 0;
+        }
         pp = pp > max_pp / 2 ? max_pp : pp * 2;
     }
     while (hi - lo > 1) {
@@ -415,6 +422,13 @@ bool vf__fit_min_gpus(vf__fit_ctx *c, const vf_estimate_opts *base, uint64_t gpu
                 break;
             }
             lo = n;
+            if (n == 2) {
+                /* the most GPUs next: where they do not fit (states that do
+                 * not shard at this stage) no count does */
+                o.gpus = GPUS_CAP;
+                if (!fits_at(c, &o, gpu_bytes))
+                    break;
+            }
         }
         if (!hi)
             continue;

@@ -122,14 +122,21 @@ vf_status vf__lc_overrides_parse(const char *spec, uint32_t n_dev, vf__lc_overri
     return VF_OK;
 }
 
+/* Whether gguf_name gives t the converter's name (a checkpoint's expert in a
+ * layer) rather than its own. */
+static bool converted_name(const vf_model *m, const vf_tensor *t)
+{
+    return m->format != VF_FORMAT_GGUF && t->layer >= 0 &&
+           (t->role == VF_ROLE_EXPERT || t->role == VF_ROLE_SHARED_EXPERT);
+}
+
 /* The tensor's name as llama.cpp's GGUF calls it: as stored for a GGUF file;
  * for a checkpoint, the routed and shared experts under the names its
  * converter gives them (blk.L.ffn_{gate,up,down}_{exps,shexp}.weight), any
  * other tensor its own name. */
 static const char *gguf_name(const vf_model *m, const vf_tensor *t, char *buf, size_t cap)
 {
-    if (m->format == VF_FORMAT_GGUF || t->layer < 0 ||
-        (t->role != VF_ROLE_EXPERT && t->role != VF_ROLE_SHARED_EXPERT))
+    if (!converted_name(m, t))
         return t->name;
     const char *n = t->name;
     const char *which = strstr(n, "down") || strstr(n, ".w2") ? "down"
@@ -155,13 +162,19 @@ bool vf__lc_override_dev(const vf__lc_overrides *ov, const vf_model *m, const vf
 
 bool vf__lc_is_routed_expert(const vf_model *m, const vf_tensor *t)
 {
-    static const char *const kinds[] = {".ffn_up_", ".ffn_down_", ".ffn_gate_", ".ffn_gate_up_"};
-    char buf[96];
-    const char *name = gguf_name(m, t, buf, sizeof buf);
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        for (const char *p = strstr(name, kinds[i]); p; p = strstr(p + 1, kinds[i])) {
-            const char *rest = p + strlen(kinds[i]);
-            if (!strncmp(rest, "exps", 4) || !strncmp(rest, "chexps", 6))
+    /* the name gguf_name would write, read without writing it (every
+     * estimate with --n-cpu-moe asks this of each of ~100k tensors):
+     * blk.L.ffn_<which>_exps.weight is routed, ..._shexp.weight is not */
+    if (converted_name(m, t))
+        return t->role == VF_ROLE_EXPERT;
+    /* ".ffn_{up,down,gate,gate_up}_" then "exps" or "chexps": every kind
+     * starts ".ffn_", so one search finds each place one may start */
+    static const char *const kinds[] = {"up_", "down_", "gate_", "gate_up_"};
+    for (const char *p = strstr(t->name, ".ffn_"); p; p = strstr(p + 1, ".ffn_"))
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+            size_t n = strlen(kinds[i]);
+            const char *rest = p + 5 + n;
+            if (!strncmp(p + 5, kinds[i], n) && (!strncmp(rest, "exps", 4) || !strncmp(rest, "chexps", 6)))
                 return true;
         }
     return false;
