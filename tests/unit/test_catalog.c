@@ -205,11 +205,12 @@ static void test_suggest(void **state)
     n = vf_catalog_suggest("llama-3.1-70b-instruct-v2", out, 3);
     assert_true(has(out, n, "meta-llama/Llama-3.1-70B-Instruct"));
     /* a bare number stands alone: Llama 2 sizes, not Llama 3.2 */
-    n = vf_catalog_suggest("llama-2-13b", out, 3);
-    assert_int_equal(n, 3);
+    n = vf_catalog_suggest("llama-2-13b", out, 5);
+    assert_int_equal(n, 5);
+    assert_true(has(out, n, "elyza/ELYZA-japanese-Llama-2-13b-instruct")); /* Llama-2-13B fine-tunes */
+    assert_true(has(out, n, "microsoft/Orca-2-13b"));
     assert_true(has(out, n, "meta-llama/Llama-2-7b-hf"));
     assert_true(has(out, n, "meta-llama/Llama-2-70b-hf"));
-    assert_true(has(out, n, "microsoft/Orca-2-13b")); /* a Llama-2-13B fine-tune */
     for (size_t i = 0; i < n; i++)
         assert_null(strstr(out[i], "Llama-3.2"));
     /* one typo */
