@@ -203,7 +203,9 @@ static void test_llmfit_list(void **state)
                   listed, answered, with_total, exact);
     assert_int_equal(listed, 152);
     assert_true(answered >= 145); /* issue 24 asks 145 */
-    assert_true(exact >= 117);    /* of those with a total; issue 24 asks 95 % */
+    assert_true(exact >= 116);    /* of those with a total; issue 24 asks 95 %. 116, not 117: microsoft/Orca-2-13b
+                                   * now answers from its own config (32,003 tokens, which its index's
+                                   * total_size confirms), not vicuna's 32,000, which llmfit's figure is */
 }
 
 int main(void)
