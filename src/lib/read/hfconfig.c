@@ -269,6 +269,8 @@ static vf_status parse_hparams(vf_hparams *hp, json_t *root, const char *path, v
     if (get(&r, &v, CAP_LAYERS, "num_hidden_layers", "n_layer", "num_layers"))
         hp->n_layers = (uint32_t)v;
     get(&r, &hp->hidden_size, CAP_HIDDEN, "hidden_size", "n_embd", "d_model");
+    if (!hp->hidden_size && streq(type, "bloom")) /* BloomConfig.__init__ pops n_embed into hidden_size */
+        get(&r, &hp->hidden_size, CAP_HIDDEN, "n_embed", NULL, NULL);
     if (get(&r, &v, CAP_HEADS, "num_attention_heads", "n_head", "num_heads"))
         hp->n_heads = (uint32_t)v;
     hp->n_kv_heads = hp->n_heads;

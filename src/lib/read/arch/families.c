@@ -109,6 +109,7 @@ static const vf__family families[] = {
     {"chatglm", vf__arch_chatglm, UN, NULL, NULL, NULL},
     {"bloom", vf__arch_bloom, VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL}, /* tied; ALiBi */
     {"stablelm", vf__arch_stablelm, UN, NULL, NULL, NULL},
+    {"stablelm_epoch", vf__arch_stablelm, UN, NULL, NULL, NULL}, /* the remote-code StableLMEpoch configs (stable-code-3b) */
     {"RefinedWebModel", vf__arch_falcon, VF_TR_FALCON | VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL}, /* falcon-7b's original format */
     {"RefinedWeb", vf__arch_falcon, VF_TR_FALCON | VF_TR_BIASES | VF_TR_FF_4H, NULL, NULL, NULL},      /* falcon-40b's original format */
 };
