@@ -304,9 +304,6 @@ void vf__gguf_hparams(vf_model *m)
                                  (shared_kv > 0 && i >= (c.n_layers > shared_kv ? c.n_layers - shared_kv : 0));
     hp->recurrent_state_bytes = recurrent_state_bytes(&c, hp->hidden_size);
     hp->recurrent_state_elems = hp->recurrent_state_bytes / 4;
-    /* Qwen3-Next / Qwen3.5 (qwen3next, qwen35, qwen35moe): full attention every
-     * full_attention_interval layers, gated DeltaNet (recurrent) between
-     * (llama-model.cpp: recurrent_layer_arr[i] = (i + 1) % interval != 0) */
     /* Nemotron-H (nemotron_h, nemotron_h_moe): a layer is recurrent iff it has
      * neither KV heads nor a feed-forward (models/nemotron-h.cpp
      * load_arch_hparams: is_recr = n_head_kv(i) == 0 && n_ff(i) == 0); the
@@ -315,6 +312,9 @@ void vf__gguf_hparams(vf_model *m)
         hp->recurrent_state_bytes && (hp->layer_recurrent = calloc(c.n_layers, 1)))
         for (uint32_t i = 0; i < c.n_layers; i++)
             hp->layer_recurrent[i] = hp->layer_no_kv[i] && (!hp->layer_ff || hp->layer_ff[i] == 0);
+    /* Qwen3-Next / Qwen3.5 (qwen3next, qwen35, qwen35moe): full attention every
+     * full_attention_interval layers, gated DeltaNet (recurrent) between
+     * (llama-model.cpp: recurrent_layer_arr[i] = (i + 1) % interval != 0) */
     uint32_t fai = get_u32(&c, "full_attention_interval");
     if (fai && c.n_layers && hp->recurrent_state_bytes) {
         free(hp->layer_no_kv);
