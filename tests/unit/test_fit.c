@@ -85,6 +85,16 @@ static vf_fit_opts stub_fit_opts(uint64_t gpu_bytes)
     return fo;
 }
 
+/* how many estimates were priced without a device name */
+static unsigned unnamed_calls;
+
+static vf_status naming_estimate(const vf_model *m, const vf_estimate_opts *o, vf_estimate *e, vf_error *err)
+{
+    if (!o->infer.gpu_name[0])
+        unnamed_calls++;
+    return stub_estimate(m, o, e, err);
+}
+
 static bool stub_fits(const vf_model *m, const vf_estimate_opts *o, uint64_t gpu_bytes)
 {
     vf_estimate e;
@@ -259,6 +269,27 @@ static void test_fit_capped_context(void **state)
     assert_true(f->max_context_capped);
     assert_int_equal(f->min_gpus, 1);
     assert_int_equal(f->n_suggestions, 0); /* no advice when it fits */
+    free(f);
+    vf_model_free(m);
+}
+
+/* A library caller names the GPU once, in fo.gpu: every estimate the fit
+ * runs (its own, the searches', the fewest-GPUs layouts') is priced on it,
+ * as the CLI's are. */
+static void test_fit_searches_priced_on_the_device(void **state)
+{
+    (void)state;
+    vf_model *m = stub_model(40, 8192);
+    vf_fit *f = malloc(sizeof *f);
+    vf_gpu_choice g;
+    assert_int_equal(vf_gpu_lookup("H100", &g, NULL), VF_OK);
+    vf_fit_opts fo = stub_fit_opts(8 * GIB);
+    fo.gpu = &g.gpu;
+    fo.est.infer.context = 8192;
+    unnamed_calls = 0;
+    assert_int_equal(vf__fit_run_with(m, &fo, naming_estimate, f, NULL), VF_OK);
+    assert_true(f->min_gpus > 1); /* the search ran */
+    assert_int_equal(unnamed_calls, 0);
     free(f);
     vf_model_free(m);
 }
@@ -1133,6 +1164,7 @@ int main(void)
         cmocka_unit_test(test_plan_accelerate_documented),
         cmocka_unit_test(test_fit_catalog_properties),
         cmocka_unit_test(test_fit_catalog_table),
+        cmocka_unit_test(test_fit_searches_priced_on_the_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

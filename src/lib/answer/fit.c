@@ -88,6 +88,8 @@ vf_status vf__fit_run_with(const vf_model *m, const vf_fit_opts *opts, vf_estima
     vf_estimate_opts o = opts->est;
     if (!o.infer.gpu_name[0])
         vf__fit_name_gpu(&o, opts->gpu);
+    /* the fewest-GPUs search starts from the knobs as asked, on the device asked */
+    vf_estimate_opts asked = o;
     vf__fit_spread(m, &o, n, per_node);
     out->gpus_per_node = per_node;
     out->nodes = opts->nodes ? opts->nodes : n / per_node + (n % per_node != 0);
@@ -123,7 +125,7 @@ vf_status vf__fit_run_with(const vf_model *m, const vf_fit_opts *opts, vf_estima
         if (run & VF_FIT_SEARCH_BATCH)
             out->max_batch = vf__fit_max_batch(&c, &o, opts->gpu_bytes, &out->max_batch_capped);
         vf__gpu_plan plan;
-        if ((run & VF_FIT_SEARCH_GPUS) && vf__fit_min_gpus(&c, &opts->est, opts->gpu_bytes, per_node, &plan)) {
+        if ((run & VF_FIT_SEARCH_GPUS) && vf__fit_min_gpus(&c, &asked, opts->gpu_bytes, per_node, &plan)) {
             out->min_gpus = plan.gpus;
             out->min_tp = plan.tp;
             out->min_pp = plan.pp;
